@@ -4,8 +4,9 @@
  * several checkouts in one process, round by round in alternating order
  * (reversed every other round), each round on a fresh store. Per round and
  * checkout: steps/s, the process's CPU per step (`process.cpuUsage`, every
- * thread), the main thread's CPU per step (Linux schedstat), WAL puts per
- * step, commits per put, bytes per put and the share of puts whose
+ * thread), the main thread's CPU per step (Linux schedstat), the main
+ * thread's voluntary context switches per WAL put (each a wait that ended
+ * in a wake-up: for the answer, or for a lock), WAL puts per step, commits per put, bytes per put and the share of puts whose
  * temporary file the put thread fsynced ahead; with `STRACE=1` also the system
  * calls of the timed runs per step, every thread (`strace -c -f` attached
  * to the process for the timed runs only): fsyncs, links, renames, opens,
@@ -45,6 +46,12 @@ function mainThreadNs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]);
 }
 
+/** The main thread's voluntary context switches so far: each time it blocked and was woken again. */
+function mainThreadWaits(): number {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, "utf8");
+  return Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(status)?.[1] ?? Number.NaN);
+}
+
 /** Attaches `strace -c -f` to this process; `stop()` detaches it and returns its counts by call. */
 async function traceCalls(): Promise<{ stop(): Promise<Map<string, number>> }> {
   const out = join(mkdtempSync(join(tmpdir(), "bench-inflight-strace-")), "counts");
@@ -79,6 +86,7 @@ interface Figures {
   rate: number[];
   cpu: number[];
   mainCpu: number[];
+  waitsPerPut: number[];
   puts: number[];
   calls: Map<string, number>[];
 }
@@ -104,7 +112,7 @@ for (const arg of args) {
   const thread = (
     (await import(pathToFileURL(join(checkout, "runtime/store/local-put-thread.ts")).href)) as { sharedPutThread(): { syncedAhead?: number } }
   ).sharedPutThread();
-  const figures: Figures = { rate: [], cpu: [], mainCpu: [], puts: [], calls: [] };
+  const figures: Figures = { rate: [], cpu: [], mainCpu: [], waitsPerPut: [], puts: [], calls: [] };
   subjects.push({
     name: arg,
     figures,
@@ -121,10 +129,12 @@ for (const arg of args) {
         const trace = STRACE ? await traceCalls() : undefined;
         const cpu0 = process.cpuUsage();
         const main0 = mainThreadNs();
+        const waits0 = mainThreadWaits();
         const start = performance.now();
         await w.drive(N_RUNS, CONC);
         const wall = performance.now() - start;
         const main = mainThreadNs() - main0;
+        const waits = mainThreadWaits() - waits0;
         const cpu = process.cpuUsage(cpu0);
         const calls = await trace?.stop();
         const stats1 = queue.engineStats;
@@ -136,10 +146,11 @@ for (const arg of args) {
         figures.cpu.push((cpu.user + cpu.system) / steps);
         figures.mainCpu.push(main / 1000 / steps);
         figures.puts.push(puts / steps);
+        figures.waitsPerPut.push(waits / puts);
         if (calls) figures.calls.push(calls);
         const perStep = calls ? `; calls/step ${COUNTED.map((c) => `${c} ${((calls.get(c) ?? 0) / steps).toFixed(3)}`).join(", ")}` : "";
         return (
-          `${Math.round(steps / (wall / 1000))} steps/s, CPU ${((cpu.user + cpu.system) / steps).toFixed(1)} µs/step (main thread ${(main / 1000 / steps).toFixed(1)}), ` +
+          `${Math.round(steps / (wall / 1000))} steps/s, CPU ${((cpu.user + cpu.system) / steps).toFixed(1)} µs/step (main thread ${(main / 1000 / steps).toFixed(1)}, its wake-ups/put ${(waits / puts).toFixed(2)}), ` +
           `WAL puts/step ${(puts / steps).toFixed(4)}, commits/put ${((stats1.walBatches - stats0.walBatches) / puts).toFixed(1)}, bytes/put ${Math.round((stats1.walBytes - stats0.walBytes) / puts)}, ` +
           `puts with their file fsynced ahead ${synced === undefined ? "-" : `${((100 * synced) / puts).toFixed(0)} %`}${perStep}`
         );
@@ -163,6 +174,6 @@ for (const s of subjects) {
     ? `; calls/step (medians) ${COUNTED.map((c) => `${c} ${median(calls.map((m) => (m.get(c) ?? 0) / (N_RUNS * N_STEPS))).toFixed(3)}`).join(", ")}`
     : "";
   console.log(
-    `median after ${WARM_UP_ROUNDS} rounds ${s.name}: ${Math.round(median(kept(f.rate)))} steps/s, CPU ${median(kept(f.cpu)).toFixed(1)} µs/step (main thread ${median(kept(f.mainCpu)).toFixed(1)}), WAL puts/step ${median(kept(f.puts)).toFixed(4)}${callText}`,
+    `median after ${WARM_UP_ROUNDS} rounds ${s.name}: ${Math.round(median(kept(f.rate)))} steps/s, CPU ${median(kept(f.cpu)).toFixed(1)} µs/step (main thread ${median(kept(f.mainCpu)).toFixed(1)}, its wake-ups/put ${median(kept(f.waitsPerPut)).toFixed(2)}), WAL puts/step ${median(kept(f.puts)).toFixed(4)}${callText}`,
   );
 }

@@ -6,12 +6,18 @@
  * of BLOCK puts per checkout, alternating, the order reversed every other
  * round, so a disk shared with other work slows each alike. Prints each
  * checkout's put wall time (p50, p90), its put thread's CPU per put
- * (Linux schedstat; the tidy-up after each answer included) and the share
- * of its puts whose temporary file the put thread fsynced ahead.
+ * (Linux schedstat; the tidy-up after each answer included), the share
+ * of its puts whose temporary file the put thread fsynced ahead, and how
+ * often the main thread blocked and was woken during a put (its voluntary
+ * context switches from the call to the answer, as a histogram: 1 is the
+ * answer's wake-up alone) and the process's CPU from the call to the
+ * answer (every thread; the put thread's tidy-up after the answer mostly
+ * not). With DIR on a tmpfs (/dev/shm) and small BYTES, a put costs little
+ * of the disk and these show the hand-off between the threads.
  *
  * Usage: `npx tsx bench/local-put-gap-ab.ts <checkout> [<checkout> ...]`.
  * Env: BYTES (40960, a WAL object at 50 in flight), GAP_MS (2), BLOCK (20),
- * ROUNDS (20).
+ * ROUNDS (20), DIR (the temporary directory).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,6 +48,13 @@ function threadCpuNs(): Map<string, number> {
   return out;
 }
 
+/** The main thread's voluntary context switches so far, and the process's CPU in µs (every thread). */
+function mainThread(): { waits: number; us: number } {
+  const status = readFileSync(`/proc/self/task/${process.pid}/status`, "utf8");
+  const cpu = process.cpuUsage();
+  return { waits: Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(status)?.[1]), us: cpu.user + cpu.system };
+}
+
 /** Keeps the main thread busy for `ms`, as a wave of steps would. */
 function spin(ms: number): void {
   const end = performance.now() + ms;
@@ -53,6 +66,11 @@ function spin(ms: number): void {
 interface Subject {
   name: string;
   putMs: number[];
+  /** The main thread's wake-ups per put: how many puts had 0, 1, 2, 3 or more. */
+  waits: number[];
+  cpuUs: number;
+  /** The process's CPU over the blocks' puts and the tidy-up after the last, the gaps' own CPU taken out. */
+  blockCpuUs: number;
   puts: number;
   synced: number;
   /** The checkout's put thread (found after its first block) and its CPU over the counted blocks. */
@@ -69,13 +87,16 @@ for (const arg of args) {
   const thread = (
     (await import(pathToFileURL(join(checkout, "runtime/store/local-put-thread.ts")).href)) as { sharedPutThread(): { syncedAhead?: number } }
   ).sharedPutThread();
-  const dir = mkdtempSync(join(tmpdir(), "bench-put-gap-"));
+  const dir = mkdtempSync(join(process.env.DIR ?? tmpdir(), "bench-put-gap-"));
   const store = new T.LocalStore(dir);
   const body = new Uint8Array(BYTES).fill(7);
   let seq = 0;
   const s: Subject = {
     name: arg,
     putMs: [],
+    waits: [0, 0, 0, 0],
+    cpuUs: 0,
+    blockCpuUs: 0,
     puts: 0,
     synced: 0,
     tid: undefined,
@@ -83,14 +104,25 @@ for (const arg of args) {
     async block() {
       const synced0 = thread.syncedAhead;
       const cpu0 = s.tid === undefined ? 0 : (threadCpuNs().get(s.tid) ?? 0);
+      const block0 = process.cpuUsage();
+      let spun = 0;
       for (let i = 0; i < BLOCK; i++) {
+        const m = mainThread();
         const t = performance.now();
         await store.put(`wal/${String(++seq).padStart(12, "0")}`, body, { ifNoneMatch: "*" });
         s.putMs.push(performance.now() - t);
+        const after = mainThread();
+        s.waits[Math.min(3, after.waits - m.waits)]!++;
+        s.cpuUs += after.us - m.us;
+        const spin0 = process.cpuUsage();
         spin(GAP_MS);
+        const spinCpu = process.cpuUsage(spin0);
+        spun += spinCpu.user + spinCpu.system;
       }
       // The thread's tidy-up after the last answer (and its fsync ahead) belongs to this block.
       await (thread as { tidied?(): Promise<void> }).tidied?.();
+      const blockCpu = process.cpuUsage(block0);
+      s.blockCpuUs += blockCpu.user + blockCpu.system - spun;
       if (s.tid !== undefined) s.threadNs += (threadCpuNs().get(s.tid) ?? 0) - cpu0;
       s.puts += BLOCK;
       if (synced0 !== undefined) s.synced += thread.syncedAhead! - synced0;
@@ -111,6 +143,9 @@ for (const s of subjects) {
 }
 for (const s of subjects) {
   s.putMs.length = 0;
+  s.waits = [0, 0, 0, 0];
+  s.cpuUs = 0;
+  s.blockCpuUs = 0;
   s.puts = 0;
   s.synced = 0;
   s.threadNs = 0;
@@ -121,7 +156,8 @@ for (let r = 0; r < ROUNDS; r++) {
 for (const s of subjects) {
   const sorted = [...s.putMs].sort((a, b) => a - b);
   console.log(
-    `${s.name}: put p50 ${percentile(sorted, 50).toFixed(3)} ms, p90 ${percentile(sorted, 90).toFixed(3)} ms over ${sorted.length} puts; put thread CPU ${(s.threadNs / 1000 / s.puts).toFixed(0)} µs per put; fsynced ahead ${((100 * s.synced) / s.puts).toFixed(0)} %`,
+    `${s.name}: put p50 ${percentile(sorted, 50).toFixed(3)} ms, p90 ${percentile(sorted, 90).toFixed(3)} ms over ${sorted.length} puts; put thread CPU ${(s.threadNs / 1000 / s.puts).toFixed(0)} µs per put; fsynced ahead ${((100 * s.synced) / s.puts).toFixed(0)} %; ` +
+      `main thread wake-ups in a put (0/1/2/3+) ${s.waits.join("/")} = ${(s.waits.reduce((a, n, i) => a + n * i, 0) / s.puts).toFixed(2)} per put, process CPU per put ${(s.blockCpuUs / s.puts).toFixed(1)} µs (from call to answer ${(s.cpuUs / s.puts).toFixed(1)})`,
   );
   s.close();
 }
