@@ -21,7 +21,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
-import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
+import { checkSegmentIdentity, readSegmentRange, readSegmentTail } from "./segment-reads.js";
 import {
   decodeSegmentTail,
   readKeySection,
@@ -340,14 +340,19 @@ async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSe
   if (whole === null) return null;
   // As a ranged read refuses it (readSegmentRange): later ranged reads of its values would read the wrong bytes.
   if (whole.byteLength !== seg.bytes) throw segmentCorrupted(key, `segment is ${whole.byteLength} bytes, but its manifest lists ${seg.bytes}`);
-  return { tail: decodeSegmentTail(key, whole, whole.byteLength), whole };
+  const tail = decodeSegmentTail(key, whole, whole.byteLength);
+  checkSegmentIdentity(key, seg, tail);
+  return { tail, whole };
 }
 
 /** The tail of a segment, decoded (see `readSegmentTail`); null when it is gone. */
 async function fetchTail(ctx: StoreContext, seg: SegmentRef, guess: number): Promise<FetchedSegment | null> {
   const tail = await readSegmentTail(ctx, seg, guess, (offset, length) => readSegmentRange(ctx, seg, offset, length));
   if (tail === null) return null;
-  return { tail: decodeSegmentTail(ctx.prefix + seg.name, tail, seg.bytes), whole: undefined };
+  const key = ctx.prefix + seg.name;
+  const decoded = decodeSegmentTail(key, tail, seg.bytes);
+  checkSegmentIdentity(key, seg, decoded);
+  return { tail: decoded, whole: undefined };
 }
 
 /**
