@@ -8,7 +8,10 @@
  * reads, or before its WAL listing (the log then seems to end early); the
  * reader lists manifests after the WAL, sees the newer manifest, and starts
  * over from it. A store missing objects that no checkpoint explains fails
- * with `StoreCorruptedError` (see `loadState`).
+ * with `StoreCorruptedError` (see `loadState`). A listing may lag behind
+ * the store: a reload starts from the manifest this reader serves or a
+ * newer one and loads again when its log replay ends short of what it
+ * served, so the reader never moves back.
  */
 import { ConstructionGate } from "../internal-construction.js";
 import { validateEngineOptions } from "./engine-options.js";
@@ -18,7 +21,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { checkPrefix } from "./layout.js";
 import type { Manifest } from "./manifest.js";
 import { applyOps } from "./apply-ops.js";
-import { explainGap, loadState, newState, readNewestManifest, walkWal, type StoreContext, type WalWalk } from "./recovery.js";
+import { explainGap, loadState, newState, readNewestManifest, walkWal, type LoadOptions, type StoreContext, type WalWalk } from "./recovery.js";
 import type { RetryPolicy } from "./retry.js";
 import type { ScanOptions } from "./scan.js";
 import { heldValue, type StateMap } from "./paged-value.js";
@@ -176,8 +179,8 @@ export class EngineReader {
       (newer !== undefined && (!sameSegments(newer, this.#manifest) || newer.walNext > walk.pos)) ||
       (await explainGap(this.#ctx, walk)) !== undefined;
     if (reload) {
-      // loadState tells a checkpoint from a deletion, and refuses the latter.
-      this.#adopt(await loadFresh(this.#ctx));
+      // loadState tells a checkpoint from a deletion, and refuses the latter. Never older than what this view served.
+      this.#adopt(await loadFresh(this.#ctx, { manifest: this.#manifest.id, walPos: this.#walk.pos }));
       return true;
     }
     // A writer's opening claim: same segments, nothing new to load.
@@ -202,10 +205,14 @@ export class EngineReader {
   }
 }
 
-/** Loads the newest manifest, its segments and the WAL, starting over when a checkpoint deletes something mid-load. */
-async function loadFresh(ctx: StoreContext): Promise<Loaded> {
+/**
+ * Loads the newest manifest, its segments and the WAL, starting over when a
+ * checkpoint deletes something mid-load, or when the load is older than the
+ * `floor` this reader served (a listing that lagged).
+ */
+async function loadFresh(ctx: StoreContext, floor?: LoadOptions["floor"]): Promise<Loaded> {
   for (let attempt = 0; attempt < MAX_RELOADS; attempt++) {
-    const loaded = await loadState(ctx, { trackDelta: false, checkSegments: true });
+    const loaded = await loadState(ctx, { trackDelta: false, checkSegments: true, ...(floor === undefined ? {} : { floor }) });
     if (loaded !== undefined) return loaded;
   }
   throw new StoreUnavailableError("load", `${ctx.prefix}manifest/`, new Error(`the store changed under the reader ${MAX_RELOADS} times in a row`));

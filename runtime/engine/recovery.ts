@@ -21,7 +21,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, manifestKey, parseNumberedKey, parseSegmentKey, walKey } from "./layout.js";
 import { decodeManifest, emptyManifest, segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import type { RetryPolicy } from "./retry.js";
-import { readSegmentRange, readSegmentTail } from "./segment-reads.js";
+import { checkSegmentIdentity, readSegmentRange, readSegmentTail } from "./segment-reads.js";
 import {
   decodeSegmentTail,
   readKeySection,
@@ -59,16 +59,36 @@ const PREFETCH = 64;
 /** Ops replayed between turns of the event loop (a batch is never split), so a long WAL tail does not block it in one go. */
 const OPS_PER_TURN = 4_096;
 
-/** The newest manifest, or the empty manifest of a fresh store. */
-export async function readNewestManifest(ctx: StoreContext, after = -1): Promise<Manifest | undefined> {
+/**
+ * The newest manifest, or the empty manifest of a fresh store; with `after`,
+ * the newest past manifest `after`, or undefined when there is none.
+ *
+ * A listing is not a snapshot: it may lag behind the puts made before it
+ * (a store that answers listings from a replica, a listing that ran while a
+ * writer published) or miss objects a live writer deleted meanwhile. So the
+ * numbers past the listing's newest (and past `floor`, a manifest the caller
+ * already read: the answer is never older) are read by number, one by one
+ * until one is absent, since a read of a key answers what is stored. A
+ * manifest more than the writer's garbage collection keeps behind the
+ * newest is gone, so a listing that lagged further is listed again.
+ */
+export async function readNewestManifest(ctx: StoreContext, after = -1, floor = 0): Promise<Manifest | undefined> {
   for (let attempt = 0; attempt < 8; attempt++) {
     const head = `${ctx.prefix}manifest/`;
     const keys = await listKeys(ctx.store, head, ctx.retry, after >= 0 ? manifestKey(ctx.prefix, after) : undefined);
-    let newest = -1;
+    let newest = Math.max(after, floor);
     for (const k of keys) newest = Math.max(newest, parseNumberedKey(ctx.prefix, "manifest", k) ?? -1);
-    if (newest < 0) return after >= 0 ? undefined : emptyManifest();
+    let bytes: Uint8Array | null = null;
+    for (;;) {
+      const next = await getWithRetries(ctx.store, manifestKey(ctx.prefix, newest + 1), ctx.retry);
+      if (next === null) break;
+      newest++;
+      bytes = next;
+    }
+    if (after >= 0 && newest <= after) return undefined;
+    if (newest <= 0) return emptyManifest();
     const key = manifestKey(ctx.prefix, newest);
-    const bytes = await getWithRetries(ctx.store, key, ctx.retry);
+    bytes ??= await getWithRetries(ctx.store, key, ctx.retry);
     // Deleted between list and get: a newer manifest exists, list again.
     if (bytes === null) continue;
     return decodeManifest(key, bytes, newest);
@@ -340,14 +360,19 @@ async function fetchWhole(ctx: StoreContext, seg: SegmentRef): Promise<FetchedSe
   if (whole === null) return null;
   // As a ranged read refuses it (readSegmentRange): later ranged reads of its values would read the wrong bytes.
   if (whole.byteLength !== seg.bytes) throw segmentCorrupted(key, `segment is ${whole.byteLength} bytes, but its manifest lists ${seg.bytes}`);
-  return { tail: decodeSegmentTail(key, whole, whole.byteLength), whole };
+  const tail = decodeSegmentTail(key, whole, whole.byteLength);
+  checkSegmentIdentity(key, seg, tail);
+  return { tail, whole };
 }
 
 /** The tail of a segment, decoded (see `readSegmentTail`); null when it is gone. */
 async function fetchTail(ctx: StoreContext, seg: SegmentRef, guess: number): Promise<FetchedSegment | null> {
   const tail = await readSegmentTail(ctx, seg, guess, (offset, length) => readSegmentRange(ctx, seg, offset, length));
   if (tail === null) return null;
-  return { tail: decodeSegmentTail(ctx.prefix + seg.name, tail, seg.bytes), whole: undefined };
+  const key = ctx.prefix + seg.name;
+  const decoded = decodeSegmentTail(key, tail, seg.bytes);
+  checkSegmentIdentity(key, seg, decoded);
+  return { tail: decoded, whole: undefined };
 }
 
 /**
@@ -621,6 +646,13 @@ export interface LoadOptions {
    * claim counts as the store changing.
    */
   under?: { manifest: Manifest; claimed: number };
+  /**
+   * A state already served (a reader's): the load starts from a manifest
+   * numbered `manifest` or later, and a load whose WAL replay ends before
+   * `walPos` resolves to undefined (its listing missed objects the served
+   * state replayed), so the caller never moves back.
+   */
+  floor?: { manifest: number; walPos: number };
 }
 
 /**
@@ -636,14 +668,20 @@ export interface LoadOptions {
  * objects before they were listed is never mistaken for the end of the log.
  */
 export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<LoadedState | undefined> {
-  const manifest = opts.under?.manifest ?? (await readNewestManifest(ctx))!;
+  const manifest = opts.under?.manifest ?? (await readNewestManifest(ctx, -1, opts.floor?.manifest))!;
   const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, opts.under?.claimed ?? manifest.id);
+  // The loaded manifest deleted: only a newer one's garbage collection deletes it, and the newer ones a listing
+  // missed may be deleted too by now (the writer keeps three), so neither the listing nor a read by number finds them.
+  const gone = async (): Promise<boolean> =>
+    opts.under === undefined && manifest.id > 0 && (await getWithRetries(ctx.store, manifestKey(ctx.prefix, manifest.id), ctx.retry)) === null;
+  /** Whether a checkpoint moved the store on since `manifest` was read. */
+  const changed = async (): Promise<boolean> => (await newerExists()) !== undefined || (await gone());
   let missingSegment = "";
   const indexes = new Map<string, readonly SegmentBlockInfo[]>();
   const onIndex = opts.policy === undefined ? undefined : (name: string, blocks: readonly SegmentBlockInfo[]) => indexes.set(name, blocks);
   const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex, opts.memtableKeys);
   if (tree === undefined) {
-    if (await newerExists()) return undefined;
+    if (await changed()) return undefined;
     throw segmentCorrupted(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);
   }
   // A state not handed out (the store changed under the load, or it is damaged) stops merging in idle turns.
@@ -663,18 +701,21 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
     const gap = await explainGap(ctx, walk);
     if (gap === "vanished") return undefined;
     if (gap !== undefined) {
-      if (await newerExists()) return undefined;
+      if (await changed()) return undefined;
       throw missingWalError(ctx, walk.pos, gap);
     }
     const unexplained = await findUnexplained(ctx, manifest, walk, segmentKeys);
     if (unexplained !== undefined) {
-      if (await newerExists()) return undefined;
+      if (await changed()) return undefined;
       throw new StoreCorruptedError(unexplained.key, unexplained.detail);
     }
     // A checkpoint publishes before it deletes: a manifest listing taken after
     // the WAL listing shows any checkpoint that removed WAL objects we needed.
     const newer = await newerExists();
-    if (newer !== undefined && newer.walNext > walk.pos) return undefined;
+    if (newer !== undefined ? newer.walNext > walk.pos : await gone()) return undefined;
+    // Short of a WAL object the served state replayed: durable objects stay until a newer manifest covers
+    // them, so the walk's listing missed it.
+    if (opts.floor !== undefined && walk.pos < opts.floor.walPos) return undefined;
     loaded = true;
     return { manifest, tree, walk, delta: opts.trackDelta ? delta : undefined, indexes };
   } finally {

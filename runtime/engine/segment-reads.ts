@@ -7,7 +7,7 @@
 import { readRange, readRangeInto, type ObjectStore } from "../store/object-store.js";
 import type { SegmentRef } from "./manifest.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
-import { SEGMENT_FOOTER_BYTES, segmentCorrupted, segmentIndexStart, type SegmentBlockInfo } from "./segment-format.js";
+import { SEGMENT_FOOTER_BYTES, segmentCorrupted, segmentIndexStart, type SegmentBlockInfo, type SegmentTail } from "./segment-format.js";
 
 /** What a segment read needs of the engine's store context. */
 export interface SegmentReadContext {
@@ -64,6 +64,27 @@ export async function readSegmentTail(
   joined.set(head, 0);
   joined.set(tail, head.byteLength);
   return joined;
+}
+
+/**
+ * Checks that the segment read for `seg` is the one its manifest lists: its
+ * entry count and its first and last keys (from its block index, which its
+ * tail's checksum covers, and which every block read is checked against).
+ * A store answering another segment's bytes of the same size passes every
+ * checksum of the segment itself; this catches it unless the other segment
+ * holds as many entries over the same key range (see docs/engine.md,
+ * "A segment's identity").
+ */
+export function checkSegmentIdentity(objectKey: string, seg: SegmentRef, tail: SegmentTail): void {
+  const { blocks } = tail;
+  const mismatch = (detail: string) =>
+    segmentCorrupted(objectKey, `${detail}: the store answered bytes of another segment, or the manifest and the segment disagree`);
+  if (tail.entryCount !== seg.entries) throw mismatch(`segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
+  if (blocks.length === 0) return;
+  const first = blocks[0]!.firstKey;
+  const last = blocks[blocks.length - 1]!.lastKey;
+  if (first !== seg.firstKey) throw mismatch(`segment starts at key ${JSON.stringify(first)}, the manifest says ${JSON.stringify(seg.firstKey)}`);
+  if (last !== seg.lastKey) throw mismatch(`segment ends at key ${JSON.stringify(last)}, the manifest says ${JSON.stringify(seg.lastKey)}`);
 }
 
 /**
