@@ -70,13 +70,18 @@ export function ownObjects(v: unknown): unknown {
 /**
  * How many fields the plain objects in `v` own, nested ones included: a
  * decode by assignment owns as many as the bytes' maps hold pairs, unless a
- * setter of `Object.prototype` took one (or a map repeated a key).
+ * setter of `Object.prototype` took one (or a map repeated a key). NaN,
+ * which equals no count, when an array lacks an element: a setter of an
+ * index ("0") on `Array.prototype` or `Object.prototype` took it.
  */
 export function ownKeyCount(v: unknown): number {
   if (v === null || typeof v !== "object") return 0;
   let n = 0;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) n += ownKeyCount(v[i]);
+    for (let i = 0; i < v.length; i++) {
+      if (!Object.hasOwn(v, i)) return Number.NaN;
+      n += ownKeyCount(v[i]);
+    }
     return n;
   }
   if (Object.getPrototypeOf(v) !== Object.prototype) return 0;

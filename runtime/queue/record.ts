@@ -4,6 +4,7 @@
  */
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
+import { decodeOwning } from "../engine/owned-decode.js";
 import { StoreCorruptedError } from "../errors.js";
 import { decodedWithOwnFields, defineOwn, ownEveryField, ownObjects, prototypeHoldsAny } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
@@ -212,7 +213,8 @@ function unpack(key: string, bytes: Uint8Array): unknown {
     return decodedWithOwnFields(
       entries,
       () => packr.unpack(bytes),
-      () => mapPackr.unpack(bytes),
+      // Not msgpackr's maps: its arrays are assigned into, which a setter of an index ("0") on a prototype takes.
+      () => decodeOwning(bytes),
     );
   } catch (e) {
     throw corrupted(key, e);

@@ -9,12 +9,10 @@
 import { createHash } from "node:crypto";
 import { Packr } from "msgpackr";
 import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
-import { ownObjects } from "../../own-fields.js";
+import { decodeOwning } from "../../engine/owned-decode.js";
 import { packPlain } from "../../queue/record-pack.js";
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
-/** Decodes maps as `Map`s, for `ownObjects` (see `decodeValue`). */
-const mapPackr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: false } as ConstructorParameters<typeof Packr>[0]);
 
 /**
  * Encodes `value` into a fresh byte array that owns its memory. Plain data
@@ -30,9 +28,10 @@ export function encodeValue(value: unknown): Uint8Array {
  * (plain data only: a bucket writer cannot plant a RegExp, Error or Set).
  * Every map decodes to an object owning each of its fields, whatever
  * `Object.prototype` holds: the decoder assigns each field, and when the
- * objects own fewer than the bytes' maps hold (a setter there took one) or
- * an assignment threw (on a read-only field there), the bytes are decoded
- * again with maps as `Map`s, made objects that define each field.
+ * objects own fewer than the bytes' maps hold (a setter there took one),
+ * an array lacks an element (a setter of an index took it) or an
+ * assignment threw (on a read-only field there), the bytes are decoded
+ * again by a decoder that defines each field and element.
  */
 export function decodeValue(bytes: Uint8Array): unknown {
   const entries = assertPlainMessagePack(bytes);
@@ -48,13 +47,13 @@ export function decodeValue(bytes: Uint8Array): unknown {
   }
   ownKeysSeen = 0;
   v = normalize(v);
-  // Fewer fields owned than the maps hold: a setter took one (or a map repeated a key).
+  // Fewer fields owned than the maps hold, or an element missing: a setter took one (or a map repeated a key).
   return ownKeysSeen === entries ? v : decodeAsMaps(bytes);
 }
 
 /**
- * `decodeValue` decoding maps as `Map`s at once, made objects that define
- * each field: for a caller that found `Object.prototype` holding one of its
+ * `decodeValue` by the decoder that defines each field and element at
+ * once: for a caller that found `Object.prototype` holding one of its
  * record's field names, so that no setter of those names is called.
  */
 export function decodeValueAsMaps(bytes: Uint8Array): unknown {
@@ -62,8 +61,9 @@ export function decodeValueAsMaps(bytes: Uint8Array): unknown {
   return decodeAsMaps(bytes);
 }
 
+/** Decoded defining each field and element: msgpackr's arrays are assigned into, even with maps as `Map`s, and a setter of an index ("0") on a prototype takes an element. */
 function decodeAsMaps(bytes: Uint8Array): unknown {
-  return normalize(ownObjects(mapPackr.unpack(bytes)));
+  return normalize(decodeOwning(bytes));
 }
 
 /** The fields `normalize` found the objects it walked to own, counted without a second walk. */
@@ -79,6 +79,8 @@ function normalize(v: unknown): unknown {
   if (v instanceof Uint8Array) return v.constructor === Uint8Array ? v : new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
+      // A hole: a setter of an index on a prototype took the element (NaN makes the count match nothing).
+      if (!Object.hasOwn(v, i)) ownKeysSeen = Number.NaN;
       const x = v[i];
       if (x !== null && typeof x === "object") v[i] = normalize(x);
     }
