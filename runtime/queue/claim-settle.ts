@@ -442,7 +442,15 @@ async function startPrepared(
   for (let warm = cold; ; warm = true) {
     // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
     // warming every settlement's record first cost a lookup of its own. Then read again.
-    if (warm) for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
+    if (warm) {
+      try {
+        for (let w = warmJobs(core.engine, [id]); w !== undefined; w = warmJobs(core.engine, [id])) await w;
+      } catch (err) {
+        // No commit follows: the effects' caller ids stop holding off draws, and their payload objects go.
+        core.discardUnused(prepared, undefined);
+        throw err;
+      }
+    }
     const s = submitSettlement(core, id, ticket, effects, transition, claimNext, prepared);
     if (s !== undefined) return s;
   }
