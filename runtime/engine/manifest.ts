@@ -18,10 +18,11 @@
  * flipped bit in the version field with `StoreCorruptedError`.
  */
 import { crc32 } from "./checksum.js";
-import { pack, Unpackr, unpack } from "msgpackr";
+import { pack, unpack } from "msgpackr";
 import { assertPlainMessagePack } from "./plain-messagepack.js";
+import { decodeDefining } from "./defining-decode.js";
 import { StoreCorruptedError } from "../errors.js";
-import { decodedWithOwnFields, ownFieldsIfPolluted, ownObjects, prototypeHoldsAny } from "../own-fields.js";
+import { decodedWithOwnFields, ownFieldsIfPolluted, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
 import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
@@ -100,9 +101,6 @@ export function encodeManifest(m: Manifest): Buffer {
   return out;
 }
 
-/** Decodes maps as `Map`s, for `decodedWithOwnFields`. */
-const mapUnpackr = new Unpackr({ useRecords: false, mapsAsObjects: false } as ConstructorParameters<typeof Unpackr>[0]);
-
 /** A manifest's fields and a segment's: each made the decoded map's own while `Object.prototype` holds its name, so an absent one reads as absent. */
 const MANIFEST_FIELDS: readonly (keyof Manifest)[] = ["id", "epoch", "walNext", "segments", "fences", "createdAt", "lastSegment", "opener"];
 const SEGMENT_FIELDS: readonly (keyof SegmentRef)[] = ["name", "bytes", "entries", "firstKey", "lastKey", "run"];
@@ -133,14 +131,14 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
   let raw: unknown;
   try {
     const entries = assertPlainMessagePack(body);
-    // Maps at once while Object.prototype holds a field's name, so that no setter of it is called with the field.
+    // Defining each field at once while Object.prototype holds a field's name, so that no setter of it is called with the field.
     raw =
-      prototypeHoldsAny(MANIFEST_FIELDS) || prototypeHoldsAny(SEGMENT_FIELDS)
-        ? ownObjects(mapUnpackr.unpack(body))
+      prototypeHoldsAny(MANIFEST_FIELDS) || prototypeHoldsAny(SEGMENT_FIELDS) || prototypesHoldAnIndex()
+        ? decodeDefining(body)
         : decodedWithOwnFields(
             entries,
             () => unpack(body),
-            () => mapUnpackr.unpack(body),
+            () => decodeDefining(body),
           );
   } catch (err) {
     throw corrupt(`undecodable manifest: ${err instanceof Error ? err.message : String(err)}`);

@@ -365,8 +365,11 @@ export class WalWriter {
 
   #pump(): void {
     while (!this.#failure && this.#windowOpen()) {
-      const s = this.#sealed[this.#sentUpTo - this.#durableSeq];
-      if (s === undefined) break;
+      // Bounded by the length, not by reading past the end: that read finds whatever Object.prototype holds under
+      // the index ("0" set there by a careless merge), which was sent as an object.
+      const next = this.#sentUpTo - this.#durableSeq;
+      if (next >= this.#sealed.length) break;
+      const s = this.#sealed[next]!;
       this.#sentUpTo = s.seq;
       void this.#send(s);
     }
