@@ -62,8 +62,8 @@ describe("a manifest decoded under an index on a prototype", () => {
       });
       expect(got.error).toBeUndefined();
       expect(JSON.parse(got.value!)).toEqual(MANIFEST);
-      // The decode that found its elements taken asked again; what it gave holds each element as its own.
-      expect(calls.n).toBeGreaterThan(0);
+      // The index was seen before the decode, which defined each element: the setter never ran.
+      expect(calls.n).toBe(0);
     });
 
     it(`decodes under a read-only "0" on ${where}`, () => {
@@ -124,12 +124,22 @@ function plainValue(r: TestRandom, depth: number): unknown {
   }
 }
 
+/** `v` with msgpackr's `Buffer`s as plain `Uint8Array`s, as the defining decoder gives binary. */
+function withPlainBytes(v: unknown): unknown {
+  if (v instanceof Uint8Array) return new Uint8Array(v);
+  if (Array.isArray(v)) return v.map(withPlainBytes);
+  if (v !== null && typeof v === "object" && Object.getPrototypeOf(v) === Object.prototype) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, withPlainBytes(x)]));
+  }
+  return v;
+}
+
 describe("the defining decoder", () => {
   it("gives what msgpackr gives for plain values", () => {
     const r = testRandom("defining decoder");
     for (let round = 0; round < 200; round++) {
       const bytes = pack(plainValue(r, 0));
-      expect(decodeDefining(bytes)).toEqual(unpack(bytes));
+      expect(decodeDefining(bytes)).toEqual(withPlainBytes(unpack(bytes)));
     }
     // The undefined inside an array and a 64-bit integer msgpackr writes.
     const bytes = pack([undefined, 2n ** 63n - 1n, -(2n ** 62n)]);
