@@ -240,7 +240,7 @@ export class WalWriter {
     if (this.#failure) return Promise.reject(this.#failure);
     if (this.#open === undefined) return this.waitDurable(this.lastSeq);
     const groups = this.#openWaiters;
-    let w = groups[groups.length - 1];
+    let w = lastOf(groups);
     if (w === undefined || this.#lastGroupSize >= RELEASE_GROUP) {
       groups.push((w = newWaiter()));
       this.#lastGroupSize = 0;
@@ -264,7 +264,7 @@ export class WalWriter {
     }
     const s = this.#sealed[seq - this.#durableSeq - 1];
     if (s === undefined || s.seq !== seq) throw new Error(`internal: no sealed WAL object ${seq}`);
-    let w = s.waiters[s.waiters.length - 1];
+    let w = lastOf(s.waiters);
     if (w === undefined) s.waiters.push((w = newWaiter()));
     return w.promise;
   }
@@ -472,4 +472,14 @@ export class WalWriter {
     if (epoch > this.#epoch) return new FencedError(`WAL object "${key}" was written by writer epoch ${epoch}, this writer has epoch ${this.#epoch}`);
     return new FencedError(`WAL object "${key}" already exists (epoch ${epoch}); another process is writing to this store`);
   }
+}
+
+/**
+ * The last element of `list`, undefined when it is empty: never read at
+ * index -1, which an object merged into `Object.prototype` under "-1"
+ * would answer (its `promise`, undefined, would acknowledge a commit
+ * before its WAL object is stored).
+ */
+function lastOf<T>(list: readonly T[]): T | undefined {
+  return list.length === 0 ? undefined : list[list.length - 1];
 }
