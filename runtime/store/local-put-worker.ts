@@ -202,7 +202,10 @@ function put() {
     try {
       fs.fsyncSync(spare.fd);
       Atomics.add(ctl, ${SLOT.syncedAhead}, 1);
-    } catch {}
+    } catch {
+      // A failed sync may have taken the file's writeback error with it: the next put makes a new file.
+      dropSpare();
+    }
     syncNs = Number(process.hrtime.bigint() - syncStart);
   } else syncNs = decayedSyncNs(syncNs);
   Atomics.store(ctl, ${SLOT.tidy}, 0);
