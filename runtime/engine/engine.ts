@@ -522,12 +522,11 @@ export class Engine {
   /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */
   *scan(opts: ScanOptions = {}): IterableIterator<[string, Uint8Array]> {
     const pager = this.#pager;
-    // Without paging every value is held as bytes: pass the entries through as they are.
-    if (pager === undefined) return yield* this.#state.scan(opts) as IterableIterator<[string, Uint8Array]>;
     for (const entry of this.#state.scan(opts)) {
       const v = entry[1];
+      // Without paging, values are held as bytes, or as strings of their bytes once taken back from a run.
       if (v instanceof Uint8Array) yield entry as [string, Uint8Array];
-      else yield [entry[0], isPaged(v) ? pager.read(entry[0], v) : heldValue(entry[0], v)];
+      else yield [entry[0], isPaged(v) ? pager!.read(entry[0], v) : heldValue(entry[0], v)];
     }
   }
 

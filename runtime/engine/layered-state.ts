@@ -42,8 +42,8 @@
  */
 import { compareKeys } from "../store/keys.js";
 import { FrozenMemtable } from "./frozen-memtable.js";
-import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, RunCursor, RunReverseCursor } from "./key-run.js";
-import type { StoredValue } from "./paged-value.js";
+import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, RunCursor, RunReverseCursor, SPAN_HELD, type ValueSpan } from "./key-run.js";
+import { MAX_PACKED_BYTES, packedBytes, type StoredValue } from "./paged-value.js";
 import { Memtable } from "./memtable.js";
 import {
   DEFAULT_MEMTABLE_BYTES,
@@ -225,6 +225,7 @@ export class LayeredState {
   #idleStopped = false;
   readonly #kb = new KeyBytes();
   readonly #found = { valueAt: 0 };
+  readonly #span: ValueSpan = { kind: SPAN_HELD, bytes: undefined, at: 0, len: 0 };
   #foundIndex = -1;
   /**
    * Counters, for benchmarks and tests: freezes, merges (of two runs or
@@ -422,7 +423,7 @@ export class LayeredState {
       const by = this.#frozenBy.get(l);
       if (by === undefined || this.counters.freezes - by > YOUNG_FREEZES) continue;
       const live = l.live.live;
-      const b = takenBackBytes(live, l.run.count, l.run.bytes.length);
+      const b = takenBackBytes(live, l.run.count, l.run.bytes.length, this.#hold === undefined);
       if (live > room || b > bytes) continue;
       pick.push(l);
       room -= live;
@@ -470,7 +471,7 @@ export class LayeredState {
    * run (a value read from a run is a fresh array, which no checkpoint pages out).
    */
   #take(layer: Layer, index: number, key: string, valueAt: number): void {
-    const value = layer.run.value(valueAt);
+    const value = this.#hold === undefined ? this.#packedValue(layer.run, valueAt) : layer.run.value(valueAt);
     if (this.#hold?.(key, value)) return;
     this.#mem.set(key, value);
     this.#bytes += entryBytes(key, value);
@@ -478,6 +479,19 @@ export class LayeredState {
     this.counters.takenBack++;
     if (layer.input >= 0) this.#merge!.killed(layer.input, index);
     else if (layer.live.live === 0) this.#dropLayer(layer);
+  }
+
+  /**
+   * The value stored at `valueAt` in `run`, to be held in the memtable of a
+   * state that holds no value back (no `hold`): held bytes up to
+   * `MAX_PACKED_BYTES` packed into a string, as a paging engine holds its
+   * values. A fresh array per entry cost a take-back about a third of its
+   * CPU, most of it the collector copying the arrays as they survived.
+   */
+  #packedValue(run: KeyRun, valueAt: number): StoredValue {
+    const span = this.#span;
+    if (run.valueSpan(valueAt, span) === SPAN_HELD && span.len <= MAX_PACKED_BYTES) return packedBytes(span.bytes!, span.at, span.len);
+    return run.value(valueAt);
   }
 
   /** Removes `layer`, which has no live entry, from the runs (`at`: its index there, when known). */

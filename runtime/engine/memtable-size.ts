@@ -132,10 +132,11 @@ export function runDiesSoon(live: number, kills: number, writes: number, memtabl
 /**
  * About what `entries` live entries of a run of `runEntries` entries in
  * `runBytes` bytes take in the memtable once taken back: `entryBytes` of
- * an entry of the run's average size, its value a fresh array.
+ * an entry of the run's average size, its value a string of its bytes
+ * (`packed`) or a fresh array.
  */
-export function takenBackBytes(entries: number, runEntries: number, runBytes: number): number {
-  return entries * (ENTRY_OVERHEAD + ARRAY_OVERHEAD + runBytes / Math.max(1, runEntries));
+export function takenBackBytes(entries: number, runEntries: number, runBytes: number, packed: boolean): number {
+  return entries * (ENTRY_OVERHEAD + (packed ? STRING_OVERHEAD : ARRAY_OVERHEAD) + runBytes / Math.max(1, runEntries));
 }
 
 /** What a memtable value is, for `entryBytes` (the state's `StoredValue`). */

@@ -122,6 +122,16 @@ function latin1Of(v: Uint8Array): string {
 }
 
 /**
+ * `bytes[from..from+len)` packed into a string of one character per byte
+ * (`len` at most `MAX_PACKED_BYTES`), with no view or copy of them made
+ * first: a value read out of a key run to be held in memory again.
+ */
+export function packedBytes(bytes: Uint8Array, from: number, len: number): PackedValue {
+  if (nodeLatin1Slice !== undefined) return nodeLatin1Slice.call(bytes, from, from + len);
+  return Buffer.from(bytes.buffer, bytes.byteOffset + from, len).toString("latin1");
+}
+
+/**
  * Copies values that wait in the memtable for a checkpoint to page them (see
  * `holdUntilPaged`) into shared chunks, back to back. A replayed value is a
  * view into its WAL object and would keep the whole object alive (its keys,

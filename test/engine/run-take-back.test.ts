@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
 import { EARLY_SHARE, type MemtableRange } from "../../runtime/engine/memtable-size.js";
-import type { StoredValue } from "../../runtime/engine/paged-value.js";
+import { heldValue, isPaged, MAX_PACKED_BYTES, type StoredValue } from "../../runtime/engine/paged-value.js";
 import { testRandom } from "../support/seed.js";
 
 const RANGE: MemtableRange = { minKeys: 64, maxKeys: 1024 };
@@ -37,6 +37,13 @@ function grownState(
     writes++;
   }
   return { state, writes };
+}
+
+/** The bytes of the value the state holds for `k`, as the engine reads them (the state holds small ones taken back as strings). */
+function bytesOf(state: LayeredState, k: string): Uint8Array {
+  const v = state.get(k);
+  if (v === undefined || isPaged(v)) throw new Error(`no held value for ${k}`);
+  return heldValue(k, v);
 }
 
 /** The state's entries in order, as a scan yields them. */
@@ -123,6 +130,31 @@ describe("LayeredState's take-back of young runs after a grow", () => {
     }
   });
 
+  it("holds the byte values it takes back as strings of their bytes when nothing is held for paging, larger ones as arrays, and reads give the bytes written", () => {
+    // Each key's value tells it apart (and spans every byte value); keys past 200 hold more than a string takes.
+    const bytes = (i: number, round: number) => {
+      const a = new Uint8Array(i >= 200 ? MAX_PACKED_BYTES + 1 : 1 + (i % 40));
+      for (let j = 0; j < a.length; j++) a[j] = (i * 7 + j * 31 + round) & 255;
+      return a;
+    };
+    const { state, writes } = grownState({ value: bytes });
+    let rewritten = writes;
+    while (state.counters.takeBacks === 0 && rewritten < WIDTH) state.set(key(rewritten), bytes(rewritten++, 1));
+    for (let i = 0; i < 64; i++) state.set(key(rewritten), bytes(rewritten++, 1));
+    expect(state.counters.takeBacks).toBe(1);
+    expect(state.runCount).toBe(0);
+    expect(state.counters.takenBack).toBeGreaterThan(100);
+    for (let i = rewritten; i < WIDTH; i++) {
+      const v = state.get(key(i));
+      expect(typeof v === "string" ? "string" : v instanceof Uint8Array ? "array" : typeof v).toBe(i >= 200 ? "array" : "string");
+      expect(bytesOf(state, key(i))).toEqual(bytes(i, 0));
+    }
+    for (let i = 0; i < rewritten; i++) expect(bytesOf(state, key(i))).toEqual(bytes(i, 1));
+    expect([...state.scan()].map(([k, v]) => [k, heldValue(k, v as Uint8Array | string)])).toEqual(
+      Array.from({ length: WIDTH }, (_, i) => [key(i), bytes(i, i < rewritten ? 1 : 0)]),
+    );
+  });
+
   it("stops at a freeze by bytes before it ends: what it moved freezes, the rest stays in the runs, and reads stay right", () => {
     // Values of 1,000 bytes: the working set's 256 entries take about 290 kB in the memtable, its bound 64 kB.
     const big = (_i: number, round: number) => new Uint8Array(1000).fill(round);
@@ -142,8 +174,11 @@ describe("LayeredState's take-back of young runs after a grow", () => {
     expect(state.runCount).toBeGreaterThan(0);
     expect(state.counters.takeBacks).toBe(1);
     expect(state.size).toBe(WIDTH + 4);
-    for (let i = 0; i < WIDTH; i++) expect((state.get(key(i)) as Uint8Array)[0]).toBe(i < 8 ? 2 : i < rewritten ? 1 : 0);
-    for (let i = 0; i < 4; i++) expect((state.get(key(WIDTH + i)) as Uint8Array).length).toBe(400_000);
+    for (let i = 0; i < WIDTH; i++) {
+      const bytes = bytesOf(state, key(i));
+      expect([bytes.length, bytes[0], bytes[999]]).toEqual([1000, ...Array(2).fill(i < 8 ? 2 : i < rewritten ? 1 : 0)]);
+    }
+    for (let i = 0; i < 4; i++) expect(bytesOf(state, key(WIDTH + i)).length).toBe(400_000);
   });
 
   it("merges none of a first pass's runs before the next pass's writes are weighed, idle turns between, so the grow takes them back with no merge copied", async () => {

@@ -23,7 +23,9 @@ const RANGE = { minKeys: 64, maxKeys: 1024 };
 const WIDTH = 4 * RANGE.minKeys;
 const ROUNDS = 24;
 
-const hex = (v: StoredValue | undefined) => (v === undefined ? undefined : Buffer.from(v as Uint8Array).toString("hex"));
+/** The bytes of a held value in hex: an array's, or a string's one byte per character (values taken back without `hold`). */
+const hex = (v: StoredValue | undefined) =>
+  v === undefined ? undefined : (typeof v === "string" ? Buffer.from(v, "latin1") : Buffer.from(v as Uint8Array)).toString("hex");
 const sortedModel = (model: Map<string, string>) => [...model].sort(([a], [b]) => compareKeys(a, b));
 const listed = (entries: Iterable<[string, StoredValue]>) => [...entries].map(([k, v]) => [k, hex(v)]);
 const key = (i: number) => `k/${String(i).padStart(5, "0")}`;
