@@ -20,7 +20,7 @@
  * (each a directory holding `runtime/` below this checkout, so that its
  * imports resolve against this checkout's node_modules).
  */
-import { loadAverageText } from "./support/load-average.js";
+import { type Kind, runKindRounds } from "./support/kind-rounds.js";
 import { loadCheckout } from "./support/step-workload.js";
 
 type JobCodec = typeof import("../runtime/queue/record.js");
@@ -76,44 +76,13 @@ const terminal = r0.encodeTerminalRecord({
 });
 
 let sink = 0;
-const kinds: [string, (i: number) => void][] = [
+const kinds: Kind[] = [
   ["step job", (i) => void (sink += jobs[i]!.decodeJob("j/x", stepJob).attempts)],
   ["run record", (i) => void (sink += records[i]!.decodeRunRecord(run, "k").submittedAtMs)],
   ["step pointer", (i) => void (sink += records[i]!.decodeStepPointer(pointer, "k").step)],
   ["terminal record", (i) => void (sink += records[i]!.decodeTerminalRecord(terminal, "k").finalStep)],
 ];
 
-function round(i: number, decode: (i: number) => void): number {
-  const t0 = process.cpuUsage();
-  for (let n = 0; n < R; n++) decode(i);
-  const t = process.cpuUsage(t0);
-  return ((t.user + t.system) * 1000) / R;
-}
-
 if (env("SETTER_HEADER", 0) === 1) Object.defineProperty(Object.prototype, "tenant", { get: () => undefined, set: () => {}, configurable: true });
 
-const times: number[][][] = kinds.map(() => dirs.map(() => []));
-for (let k = 0; k < ROUNDS; k++) {
-  const order = k % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  for (const [kind, [, decode]] of kinds.entries()) {
-    for (const i of order) {
-      const ns = round(i, decode);
-      if (k >= WARM_ROUNDS) times[kind]![i]!.push(ns);
-    }
-  }
-}
-
-const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
-console.log(`rounds ${ROUNDS}, ${R} decodes each, load ${loadAverageText()}, node ${process.version}, sink ${sink % 10}`);
-for (const [kind, [name]] of kinds.entries()) {
-  dirs.forEach((d, i) => {
-    const t = times[kind]![i]!;
-    console.log(`${name}, ${d}: ns CPU per decode: min ${q(t, 0).toFixed(1)}, p25 ${q(t, 0.25).toFixed(1)}, median ${q(t, 0.5).toFixed(1)}`);
-  });
-  if (dirs.length === 2) {
-    const ratios = times[kind]![0]!.map((a, k) => times[kind]![1]![k]! / a);
-    console.log(
-      `${name}, second / first, round by round: median ${q(ratios, 0.5).toFixed(3)}, p25 ${q(ratios, 0.25).toFixed(3)}, p75 ${q(ratios, 0.75).toFixed(3)}`,
-    );
-  }
-}
+runKindRounds({ dirs, kinds, rounds: ROUNDS, calls: R, warmRounds: WARM_ROUNDS, verb: "decode", sink: () => sink });

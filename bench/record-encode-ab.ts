@@ -16,7 +16,7 @@
  * (each a directory holding `runtime/` below this checkout, so that its
  * imports resolve against this checkout's node_modules).
  */
-import { loadAverageText } from "./support/load-average.js";
+import { type Kind, runKindRounds } from "./support/kind-rounds.js";
 import { loadCheckout } from "./support/step-workload.js";
 
 type History = typeof import("../runtime/workflow/runs/history-records.js");
@@ -65,42 +65,11 @@ const ended = { runId: "child-000001" as never, status: "succeeded" as const, fi
 const source = { token: "t", memoPrefix: "m" };
 
 let sink = 0;
-const kinds: [string, (i: number) => void][] = [
+const kinds: Kind[] = [
   ["step history, settlement", (i) => void (sink += (histories[i]!.encodeStepFactsForCommit(facts, target) as unknown as Uint8Array).byteLength)],
   ["step history, stored form", (i) => void (sink += histories[i]!.encodeStepRecord(histories[i]!.stepRecordOf(facts)).byteLength)],
   ["run index entry", (i) => void (sink += indexes[i]!.encodeIndexEntry(entry).byteLength)],
   ["child end", (i) => void (sink += childEnds[i]!.encodeChildEnd(ended, source).byteLength)],
 ];
 
-function round(i: number, encode: (i: number) => void): number {
-  const t0 = process.cpuUsage();
-  for (let n = 0; n < R; n++) encode(i);
-  const t = process.cpuUsage(t0);
-  return ((t.user + t.system) * 1000) / R;
-}
-
-const times: number[][][] = kinds.map(() => dirs.map(() => []));
-for (let k = 0; k < ROUNDS; k++) {
-  const order = k % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  for (const [kind, [, encode]] of kinds.entries()) {
-    for (const i of order) {
-      const ns = round(i, encode);
-      if (k >= WARM_ROUNDS) times[kind]![i]!.push(ns);
-    }
-  }
-}
-
-const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)]!;
-console.log(`rounds ${ROUNDS}, ${R} encodes each, load ${loadAverageText()}, node ${process.version}, sink ${sink % 10}`);
-for (const [kind, [name]] of kinds.entries()) {
-  dirs.forEach((d, i) => {
-    const t = times[kind]![i]!;
-    console.log(`${name}, ${d}: ns CPU per encode: min ${q(t, 0).toFixed(1)}, p25 ${q(t, 0.25).toFixed(1)}, median ${q(t, 0.5).toFixed(1)}`);
-  });
-  if (dirs.length === 2) {
-    const ratios = times[kind]![0]!.map((a, k) => times[kind]![1]![k]! / a);
-    console.log(
-      `${name}, second / first, round by round: median ${q(ratios, 0.5).toFixed(3)}, p25 ${q(ratios, 0.25).toFixed(3)}, p75 ${q(ratios, 0.75).toFixed(3)}`,
-    );
-  }
-}
+runKindRounds({ dirs, kinds, rounds: ROUNDS, calls: R, warmRounds: WARM_ROUNDS, verb: "encode", sink: () => sink });
