@@ -17,6 +17,7 @@ import { pack, unpack } from "msgpackr";
 import { decodeManifest, encodeManifest, type Manifest } from "../../runtime/engine/manifest.js";
 import { decodeDefining } from "../../runtime/engine/defining-decode.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { underIndexes } from "../support/polluted-prototype.js";
 
 const MANIFEST: Manifest = {
   id: 3,
@@ -29,18 +30,6 @@ const MANIFEST: Manifest = {
   fences: [4, 5],
   createdAt: 5,
 };
-
-/** What `read` returned (or threw) with `descriptor` defined under the names `indexes` on `target`, and the setter's calls. */
-function underIndexes<T>(target: object, indexes: readonly string[], descriptor: PropertyDescriptor, read: () => T): { value?: T; error?: unknown } {
-  for (const i of indexes) Object.defineProperty(target, i, { ...descriptor, configurable: true });
-  try {
-    return { value: read() };
-  } catch (error) {
-    return { error };
-  } finally {
-    for (const i of indexes) delete (target as Record<string, unknown>)[i];
-  }
-}
 
 const counted = () => {
   const calls = { n: 0 };

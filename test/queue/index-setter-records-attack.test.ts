@@ -10,18 +10,8 @@
  * every `push` of the process, the test's too.
  */
 import { describe, expect, it } from "vitest";
+import { underIndexes } from "../support/polluted-prototype.js";
 import { decodeHistory, decodeStats, encodeHistory, encodeStats, type JobAttempt } from "../../runtime/queue/record.js";
-
-function underIndex<T>(target: object, descriptor: PropertyDescriptor, read: () => T): { value?: T; error?: unknown } {
-  Object.defineProperty(target, "0", { ...descriptor, configurable: true });
-  try {
-    return { value: read() };
-  } catch (error) {
-    return { error };
-  } finally {
-    delete (target as Record<string, unknown>)["0"];
-  }
-}
 
 const HISTORY: JobAttempt[] = [
   { attempt: 1, recordedAt: 10, outcome: "retried", error: "boom" },
@@ -38,14 +28,14 @@ describe('queue records with arrays decoded under an index "0" on a prototype', 
   for (const [what, target, descriptor] of POLLUTIONS) {
     it(`reads a queue's counts whole under ${what}`, () => {
       const bytes = encodeStats({ pending: 7, scheduled: 1, claimed: 2, done: 3, dead: 4 });
-      const got = underIndex(target, descriptor, () => JSON.stringify(decodeStats("s/q", bytes)));
+      const got = underIndexes(target, ["0"], descriptor, () => JSON.stringify(decodeStats("s/q", bytes)));
       expect(got.error).toBeUndefined();
       expect(JSON.parse(got.value!)).toEqual({ pending: 7, scheduled: 1, claimed: 2, done: 3, dead: 4 });
     });
 
     it(`reads a job's first attempt under ${what}`, () => {
       const bytes = encodeHistory(HISTORY);
-      const got = underIndex(target, descriptor, () => JSON.stringify(decodeHistory("h/1", bytes).map((a) => ({ ...a }))));
+      const got = underIndexes(target, ["0"], descriptor, () => JSON.stringify(decodeHistory("h/1", bytes).map((a) => ({ ...a }))));
       expect(got.error).toBeUndefined();
       expect(JSON.parse(got.value!)).toEqual(HISTORY);
     });

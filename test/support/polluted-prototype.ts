@@ -46,3 +46,20 @@ export async function whileReadOnly(names: string[], body: () => Promise<void>):
     for (const [i, n] of names.entries()) Object.defineProperty(Object.prototype, n, was[i]!);
   }
 }
+
+/**
+ * What `read` returned (or threw) while `descriptor` is defined under the
+ * index names `indexes` on `target` (`Array.prototype`, `Object.prototype`),
+ * which are removed after. Nothing else may run meanwhile: a setter of an
+ * index takes every `push` of the process, the test's own too.
+ */
+export function underIndexes<T>(target: object, indexes: readonly string[], descriptor: PropertyDescriptor, read: () => T): { value?: T; error?: unknown } {
+  for (const i of indexes) Object.defineProperty(target, i, { ...descriptor, configurable: true });
+  try {
+    return { value: read() };
+  } catch (error) {
+    return { error };
+  } finally {
+    for (const i of indexes) delete (target as Record<string, unknown>)[i];
+  }
+}

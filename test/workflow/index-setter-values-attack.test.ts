@@ -11,18 +11,8 @@
  * every `push` of the process, the test's too.
  */
 import { describe, expect, it } from "vitest";
+import { underIndexes } from "../support/polluted-prototype.js";
 import { decodeValue, decodeValueDefining, encodeValue } from "../../runtime/workflow/records/codec.js";
-
-function underIndex<T>(target: object, descriptor: PropertyDescriptor, read: () => T): { value?: T; error?: unknown } {
-  Object.defineProperty(target, "0", { ...descriptor, configurable: true });
-  try {
-    return { value: read() };
-  } catch (error) {
-    return { error };
-  } finally {
-    delete (target as Record<string, unknown>)["0"];
-  }
-}
 
 const VALUE = { items: [1, 2, 3], rows: [{ id: "a", tags: ["x"] }], empty: [], nested: [[5], [6, 7]] };
 
@@ -41,7 +31,7 @@ describe('workflow values with arrays decoded under an index "0" on a prototype'
       it(`${name} reads every element under ${what}`, () => {
         const bytes = encodeValue(VALUE);
         // JSON reads every element as the decode left it: a hole would read the prototype's "planted".
-        const got = underIndex(target, descriptor, () => JSON.stringify(decode(bytes)));
+        const got = underIndexes(target, ["0"], descriptor, () => JSON.stringify(decode(bytes)));
         expect(got.error).toBeUndefined();
         expect(JSON.parse(got.value!)).toEqual(VALUE);
       });
