@@ -20,19 +20,14 @@
  * (each a directory holding `runtime/` below this checkout, so that its
  * imports resolve against this checkout's node_modules).
  */
-import { type Kind, runKindRounds } from "./support/kind-rounds.js";
+import { checkoutArgs, type Kind, runKindRounds } from "./support/kind-rounds.js";
 import { loadCheckout } from "./support/step-workload.js";
 
 type JobCodec = typeof import("../runtime/queue/record.js");
 type RecordCodec = typeof import("../runtime/workflow/records/records.js");
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
-const ROUNDS = env("ROUNDS", 60);
-const R = env("R", 20_000);
-const WARM_ROUNDS = 4;
-
-const dirs = process.argv.slice(2);
-if (dirs.length === 0) throw new Error("name one or more checkouts");
+const dirs = checkoutArgs();
 const jobs: JobCodec[] = [];
 const records: RecordCodec[] = [];
 for (const d of dirs) {
@@ -85,4 +80,4 @@ const kinds: Kind[] = [
 
 if (env("SETTER_HEADER", 0) === 1) Object.defineProperty(Object.prototype, "tenant", { get: () => undefined, set: () => {}, configurable: true });
 
-runKindRounds({ dirs, kinds, rounds: ROUNDS, calls: R, warmRounds: WARM_ROUNDS, verb: "decode", sink: () => sink });
+runKindRounds({ dirs, kinds, verb: "decode", sink: () => sink });

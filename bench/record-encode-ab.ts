@@ -16,20 +16,14 @@
  * (each a directory holding `runtime/` below this checkout, so that its
  * imports resolve against this checkout's node_modules).
  */
-import { type Kind, runKindRounds } from "./support/kind-rounds.js";
+import { checkoutArgs, type Kind, runKindRounds } from "./support/kind-rounds.js";
 import { loadCheckout } from "./support/step-workload.js";
 
 type History = typeof import("../runtime/workflow/runs/history-records.js");
 type Index = typeof import("../runtime/workflow/runs/run-index.js");
 type ChildEnd = typeof import("../runtime/workflow/children/child-end.js");
 
-const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
-const ROUNDS = env("ROUNDS", 60);
-const R = env("R", 20_000);
-const WARM_ROUNDS = 4;
-
-const dirs = process.argv.slice(2);
-if (dirs.length === 0) throw new Error("name one or more checkouts");
+const dirs = checkoutArgs();
 const histories: History[] = [];
 const indexes: Index[] = [];
 const childEnds: ChildEnd[] = [];
@@ -72,4 +66,4 @@ const kinds: Kind[] = [
   ["child end", (i) => void (sink += childEnds[i]!.encodeChildEnd(ended, source).byteLength)],
 ];
 
-runKindRounds({ dirs, kinds, rounds: ROUNDS, calls: R, warmRounds: WARM_ROUNDS, verb: "encode", sink: () => sink });
+runKindRounds({ dirs, kinds, verb: "encode", sink: () => sink });
