@@ -92,13 +92,21 @@ class LaggingListings implements ObjectStore {
   }
 }
 
+/**
+ * A writer over `writeTo` (by default `inner`) that committed `a` and
+ * checkpointed it, and a lagging view of `inner` for a reader.
+ */
+async function checkpointedA(inner: ObjectStore, writeTo: ObjectStore = inner): Promise<{ writer: Engine; view: LaggingListings }> {
+  const writer = await Engine.open(writeTo, MANUAL);
+  await writer.commit(new WriteBatch().put("a", enc("1")));
+  await writer.checkpoint();
+  return { writer, view: new LaggingListings(inner) };
+}
+
 describe.each(stores)("a reader whose listings lag, over %s", (_name, makeStore) => {
   it("a refresh reads the manifests past a lagging listing by number and serves the checkpointed commits", async () => {
     const inner = await makeStore();
-    const writer = await Engine.open(inner, MANUAL);
-    await writer.commit(new WriteBatch().put("a", enc("1")));
-    await writer.checkpoint();
-    const view = new LaggingListings(inner);
+    const { writer, view } = await checkpointedA(inner);
     const reader = await EngineReader.open(view);
     view.lag("manifest/", await view.snapshot("manifest/"));
     // Two checkpoints: the log they cover is deleted, so only the manifests hold b and c.
@@ -118,10 +126,7 @@ describe.each(stores)("a reader whose listings lag, over %s", (_name, makeStore)
 
   it("a reload whose manifest listing lags loads the newest manifest, not a corruption error", async () => {
     const inner = await makeStore();
-    const writer = await Engine.open(inner, MANUAL);
-    await writer.commit(new WriteBatch().put("a", enc("1")));
-    await writer.checkpoint();
-    const view = new LaggingListings(inner);
+    const { writer, view } = await checkpointedA(inner);
     const reader = await EngineReader.open(view);
     view.lag("manifest/", await view.snapshot("manifest/"));
     await writer.commit(new WriteBatch().put("b", enc("2")));
@@ -138,10 +143,7 @@ describe.each(stores)("a reader whose listings lag, over %s", (_name, makeStore)
   it("a reload whose log listing misses an object the reader served loads again instead of moving back", async () => {
     const inner = await makeStore();
     const gated = new GatedStore(inner);
-    const writer = await Engine.open(gated, MANUAL);
-    await writer.commit(new WriteBatch().put("a", enc("1")));
-    await writer.checkpoint();
-    const view = new LaggingListings(inner);
+    const { writer, view } = await checkpointedA(inner, gated);
     const reader = await EngineReader.open(view);
     // A checkpoint whose manifest is held: its cut covers x, not b, committed after the cut.
     await writer.commit(new WriteBatch().put("x", enc("x")));
@@ -167,10 +169,7 @@ describe.each(stores)("a reader whose listings lag, over %s", (_name, makeStore)
 
   it("an open whose manifest is deleted while it loads, with the newer ones a lagging listing missed, loads again", async () => {
     const inner = await makeStore();
-    const writer = await Engine.open(inner, MANUAL);
-    await writer.commit(new WriteBatch().put("a", enc("1")));
-    await writer.checkpoint();
-    const view = new LaggingListings(inner);
+    const { writer, view } = await checkpointedA(inner);
     // Its first two listings of manifests (the open's, and its check for a newer one) answer from before four more
     // checkpoints, made while it reads the first segment: the writer keeps three manifests, so the one the open
     // loads and the next one are deleted by then.
