@@ -67,20 +67,6 @@ export function filledWithoutPrototype<A extends unknown[], T extends object>(fi
 }
 
 /**
- * `v`, a decode with maps as `Map`s, with every `Map` made an object by
- * `Object.fromEntries` and arrays copied. `fromEntries` defines each field:
- * a decoder's assignment `o[key] = value` would instead call a setter
- * `Object.prototype` holds under `key` (leaving the field unowned) or throw
- * on a read-only field there (every field, in a realm whose intrinsics are
- * frozen).
- */
-export function ownObjects(v: unknown): unknown {
-  if (v instanceof Map) return Object.fromEntries(Array.from(v, ([k, x]) => [k, ownObjects(x)]));
-  if (Array.isArray(v)) return v.map(ownObjects);
-  return v;
-}
-
-/**
  * How many fields the plain objects in `v` own, nested ones included: a
  * decode by assignment owns as many as the bytes' maps hold pairs, unless a
  * setter of `Object.prototype` took one (or a map repeated a key). NaN when
