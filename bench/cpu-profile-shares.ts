@@ -13,6 +13,13 @@
  *
  * Run: `TOP=25 NAMES=processStep,get@layered-state FILES=sorted-btree,memtable npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`,
  * `CALLEES=commit@runtime/engine/engine DEPTH=2 npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
+ *
+ * A profile of an esbuild bundle (one file, where tsx's per-module frames
+ * cost the heap and the collector more than the code does): BUNDLE=<the
+ * bundle> names each of its frames by the source module esbuild marked it
+ * with (its `// runtime/...` comments), so FILES and `name@part` match the
+ * module, and MODULES=<n> prints the n modules with the most self time.
+ * `BUNDLE=bench/.out/peer.mjs MODULES=30 FILES=runtime/engine/,runtime/store/ npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
  */
 import { readFileSync } from "node:fs";
 
@@ -40,6 +47,37 @@ const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+
+/** The source module of each line of BUNDLE, from the `// <path>` line esbuild writes before each module's code. */
+const bundle = process.env.BUNDLE;
+const bundleName = bundle?.replace(/^.*\//, "");
+const moduleStarts: { line: number; path: string }[] = [];
+if (bundle !== undefined) {
+  const lines = readFileSync(bundle, "utf8").split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^\/\/ ((?:runtime|bench|node_modules|src)\/\S+)$/.exec(lines[i]!);
+    if (m !== null) moduleStarts.push({ line: i, path: m[1]! });
+  }
+}
+/** The module whose code holds zero-based `line` of the bundle (the last marker at or before it). */
+function moduleAt(line: number): string {
+  let lo = 0;
+  let hi = moduleStarts.length - 1;
+  let found = "(bundle)";
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (moduleStarts[mid]!.line <= line) {
+      found = moduleStarts[mid]!.path;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+// A bundled frame's url names the bundle; it is given its source module's path instead, for labels and matches.
+if (bundleName !== undefined) {
+  for (const n of profile.nodes) if (n.callFrame.url.endsWith(`/${bundleName}`)) n.callFrame.url = moduleAt(n.callFrame.lineNumber);
+}
+
 const label = (n: ProfileNode) => {
   const url = n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, "$1/");
   return `${n.callFrame.functionName || "(anonymous)"} ${url}:${n.callFrame.lineNumber + 1}`;
@@ -50,11 +88,15 @@ const selfByName = new Map<string, number>();
 let inFiles = 0;
 const inclusiveByName = new Map<string, number>();
 let busy = 0;
+const selfByModule = new Map<string, number>();
 for (const id of profile.samples) {
   const n = byId.get(id)!;
   const fn = n.callFrame.functionName;
   if (fn === "(idle)" || fn === "(program)") continue;
   busy++;
+  // Outside the bundle: node's own modules by file, native and V8 entries by name ("(garbage collector)").
+  const module = n.callFrame.url === "" ? fn : n.callFrame.url.replace(/^.*\/(dist|node_modules)\//, "$1/");
+  selfByModule.set(module, (selfByModule.get(module) ?? 0) + 1);
   self.set(label(n), (self.get(label(n)) ?? 0) + 1);
   for (const name of names) if (matches(name, n)) selfByName.set(name, (selfByName.get(name) ?? 0) + 1);
   if (files.some((f) => n.callFrame.url.includes(f))) inFiles++;
@@ -72,6 +114,11 @@ for (const id of profile.samples) {
 const pct = (x: number) => `${((100 * x) / busy).toFixed(2)} %`;
 console.log(`${busy} busy samples of ${profile.samples.length}`);
 for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(v).padStart(8)}  ${k}`);
+const modules = Number(process.env.MODULES ?? 0);
+if (modules > 0) {
+  console.log("self by module:");
+  for (const [k, v] of [...selfByModule].sort((a, b) => b[1] - a[1]).slice(0, modules)) console.log(`${pct(v).padStart(8)}  ${k}`);
+}
 if (files.length > 0) console.log(`self in ${files.join(", ")}: ${pct(inFiles)}`);
 for (const name of names) console.log(`${name}: self ${pct(selfByName.get(name) ?? 0)}, inclusive ${pct(inclusiveByName.get(name) ?? 0)}`);
 

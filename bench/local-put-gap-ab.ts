@@ -12,7 +12,10 @@
  * context switches from the call to the answer, as a histogram: 1 is the
  * answer's wake-up alone) and the process's CPU from the call to the
  * answer (every thread; the put thread's tidy-up after the answer mostly
- * not). With DIR on a tmpfs (/dev/shm) and small BYTES, a put costs little
+ * not), and how often the main thread was preempted in the same span (its
+ * involuntary context switches: the put thread woken by the request may
+ * take the main thread's core, twice when it meets the lock V8 holds while
+ * waking it). With DIR on a tmpfs (/dev/shm) and small BYTES, a put costs little
  * of the disk and these show the hand-off between the threads.
  *
  * Usage: `npx tsx bench/local-put-gap-ab.ts <checkout> [<checkout> ...]`.
@@ -48,11 +51,15 @@ function threadCpuNs(): Map<string, number> {
   return out;
 }
 
-/** The main thread's voluntary context switches so far, and the process's CPU in µs (every thread). */
-function mainThread(): { waits: number; us: number } {
+/** The main thread's voluntary and involuntary context switches so far, and the process's CPU in µs (every thread). */
+function mainThread(): { waits: number; preempted: number; us: number } {
   const status = readFileSync(`/proc/self/task/${process.pid}/status`, "utf8");
   const cpu = process.cpuUsage();
-  return { waits: Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(status)?.[1]), us: cpu.user + cpu.system };
+  return {
+    waits: Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1]),
+    preempted: Number(/^nonvoluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1]),
+    us: cpu.user + cpu.system,
+  };
 }
 
 /** Keeps the main thread busy for `ms`, as a wave of steps would. */
@@ -68,6 +75,8 @@ interface Subject {
   putMs: number[];
   /** The main thread's wake-ups per put: how many puts had 0, 1, 2, 3 or more. */
   waits: number[];
+  /** The main thread's involuntary context switches from the puts' calls to their answers. */
+  preempted: number;
   cpuUs: number;
   /** The process's CPU over the blocks' puts and the tidy-up after the last, the gaps' own CPU taken out. */
   blockCpuUs: number;
@@ -95,6 +104,7 @@ for (const arg of args) {
     name: arg,
     putMs: [],
     waits: [0, 0, 0, 0],
+    preempted: 0,
     cpuUs: 0,
     blockCpuUs: 0,
     puts: 0,
@@ -113,6 +123,7 @@ for (const arg of args) {
         s.putMs.push(performance.now() - t);
         const after = mainThread();
         s.waits[Math.min(3, after.waits - m.waits)]!++;
+        s.preempted += after.preempted - m.preempted;
         s.cpuUs += after.us - m.us;
         const spin0 = process.cpuUsage();
         spin(GAP_MS);
@@ -144,6 +155,7 @@ for (const s of subjects) {
 for (const s of subjects) {
   s.putMs.length = 0;
   s.waits = [0, 0, 0, 0];
+  s.preempted = 0;
   s.cpuUs = 0;
   s.blockCpuUs = 0;
   s.puts = 0;
@@ -157,7 +169,7 @@ for (const s of subjects) {
   const sorted = [...s.putMs].sort((a, b) => a - b);
   console.log(
     `${s.name}: put p50 ${percentile(sorted, 50).toFixed(3)} ms, p90 ${percentile(sorted, 90).toFixed(3)} ms over ${sorted.length} puts; put thread CPU ${(s.threadNs / 1000 / s.puts).toFixed(0)} µs per put; fsynced ahead ${((100 * s.synced) / s.puts).toFixed(0)} %; ` +
-      `main thread wake-ups in a put (0/1/2/3+) ${s.waits.join("/")} = ${(s.waits.reduce((a, n, i) => a + n * i, 0) / s.puts).toFixed(2)} per put, process CPU per put ${(s.blockCpuUs / s.puts).toFixed(1)} µs (from call to answer ${(s.cpuUs / s.puts).toFixed(1)})`,
+      `main thread wake-ups in a put (0/1/2/3+) ${s.waits.join("/")} = ${(s.waits.reduce((a, n, i) => a + n * i, 0) / s.puts).toFixed(2)} per put, preempted ${(s.preempted / s.puts).toFixed(2)} per put, process CPU per put ${(s.blockCpuUs / s.puts).toFixed(1)} µs (from call to answer ${(s.cpuUs / s.puts).toFixed(1)})`,
   );
   s.close();
 }
