@@ -55,7 +55,8 @@ export interface OwnerTerm {
   stepDown(reason?: unknown): void;
   /**
    * `store` with its writes refused (`FencedError`) once this term's lease
-   * has run out by this process's clock or was lost: give it to
+   * has run out by this process's clock or was lost, and once the term
+   * ended (its work's `stop()` resolved, before the lease is released): give it to
    * `Queue.open` and `serveClients`. The engine's fence already refuses a
    * stale owner's commits; the guard also stops what follows commits made
    * before a pause (inbox answers, request deletions), so an owner that
@@ -407,7 +408,7 @@ export class OwnerElection {
       if (reason !== undefined) this.#logger.warn({ err: reason, lease: this.leasePrefix }, "the owner's work ended; releasing the lease");
       termCtl.abort();
     };
-    const lease = { deadline: claimedAt + this.#leaseMs, lost: false };
+    const lease: TermLease = { deadline: claimedAt + this.#leaseMs, lost: false, ended: false };
     const term: OwnerTerm = { leaseNumber: n, signal: termCtl.signal, stepDown, guard: (store) => guardWrites(store, this.#clock, lease, this.leasePrefix) };
     this.#term = term;
     this.#setState("owner");
@@ -480,6 +481,9 @@ export class OwnerElection {
       }
     }
     this.#term = undefined;
+    // The work has stopped: nothing of this term writes any more, whatever the lease's deadline. A write made
+    // after this (a straggler of the work) could otherwise land beside the next owner's once the release is out.
+    lease.ended = true;
     if (steppedDown && this.#holdoffUntil < this.#clock.now()) this.#holdoffUntil = this.#clock.now() + this.#leaseMs;
     // Graceful: release so a standby follows at once. Not once the lease ran out (a term that
     // wakes from a pause and steps down): the next number may be a slot the new owner has since
@@ -582,9 +586,23 @@ function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord): boolean {
   return a !== undefined && a.holder === b.holder && a.released === b.released && a.writtenAt === b.writtenAt;
 }
 
-/** `store` refusing writes once `lease` ran out or was lost (see `OwnerTerm.guard`). */
-function guardWrites(store: ObjectStore, clock: Clock, lease: { deadline: number; lost: boolean }, what: string): ObjectStore {
+/** What a term's guard looks at: when its lease runs out, and whether the term ended before that. */
+interface TermLease {
+  deadline: number;
+  /** Another process took the lease, or it ran out before a renewal succeeded. */
+  lost: boolean;
+  /** The term's work stopped (a graceful end): from here on the lease is released or about to be. */
+  ended: boolean;
+}
+
+/** `store` refusing writes once `lease` ran out, was lost or its term ended (see `OwnerTerm.guard`). */
+function guardWrites(store: ObjectStore, clock: Clock, lease: TermLease, what: string): ObjectStore {
   const check = (key: string) => {
+    if (lease.ended && !lease.lost) {
+      throw new FencedError(
+        `the owner term of ${what} ended (its work stopped and the lease was released) before the write of "${key}"; another process may own the store now: stop this term's work before its stop() resolves`,
+      );
+    }
     if (lease.lost || clock.now() >= lease.deadline) {
       throw new FencedError(`the owner lease ${what} ran out before the write of "${key}"; another process may own the store now`);
     }

@@ -73,11 +73,41 @@ const OPS_PER_TURN = 4_096;
  * newest is gone, so a listing that lagged further is listed again.
  */
 export async function readNewestManifest(ctx: StoreContext, after = -1, floor = 0): Promise<Manifest | undefined> {
+  return (await readNewest(ctx, after, floor, false)).newest;
+}
+
+/**
+ * What a load asks once its walk ended: the newest manifest past `after`
+ * (the loaded one, or the claim it loaded under), and when there is none,
+ * whether manifest `after` itself is gone (see `loadState`). `checkGone`
+ * false skips the latter (a load under a claim).
+ */
+export function newerOrGone(ctx: StoreContext, after: number, checkGone: boolean): Promise<{ newest: Manifest | undefined; gone: boolean }> {
+  return readNewest(ctx, after, 0, checkGone && after > 0);
+}
+
+/**
+ * `readNewestManifest`, and with `checkGone`, whether manifest `after` is
+ * gone. The read of the number after the listing's newest goes out beside
+ * the one read that usually follows it, one round trip instead of two: the
+ * newest's bytes (an open), or manifest `after` when the listing found
+ * nothing past it (the check after a load). The listing comes first, so the
+ * check is still read after it: a manifest a consistent listing missed was
+ * deleted before it, and `after`, older, before that. Only a listing that
+ * lagged behind three checkpoints published and collected within the two
+ * reads' spread could now miss what the reads in turn saw.
+ */
+async function readNewest(ctx: StoreContext, after: number, floor: number, checkGone: boolean): Promise<{ newest: Manifest | undefined; gone: boolean }> {
   for (let attempt = 0; attempt < 8; attempt++) {
     const head = `${ctx.prefix}manifest/`;
     const keys = await listKeys(ctx.store, head, ctx.retry, after >= 0 ? manifestKey(ctx.prefix, after) : undefined);
     let newest = Math.max(after, floor);
     for (const k of keys) newest = Math.max(newest, parseNumberedKey(ctx.prefix, "manifest", k) ?? -1);
+    // Read beside the first probe: the newest's bytes when it is past `after`, else `after` for the gone check.
+    const besideId = newest > after ? newest : checkGone ? after : undefined;
+    const beside = besideId !== undefined && besideId > 0 ? getWithRetries(ctx.store, manifestKey(ctx.prefix, besideId), ctx.retry) : undefined;
+    // Settled even when the probe fails first (its rejection is the probe's to report).
+    beside?.catch(() => undefined);
     let bytes: Uint8Array | null = null;
     for (;;) {
       const next = await getWithRetries(ctx.store, manifestKey(ctx.prefix, newest + 1), ctx.retry);
@@ -85,13 +115,13 @@ export async function readNewestManifest(ctx: StoreContext, after = -1, floor = 
       newest++;
       bytes = next;
     }
-    if (after >= 0 && newest <= after) return undefined;
-    if (newest <= 0) return emptyManifest();
+    if (after >= 0 && newest <= after) return { newest: undefined, gone: checkGone && (await beside) === null };
+    if (newest <= 0) return { newest: emptyManifest(), gone: false };
     const key = manifestKey(ctx.prefix, newest);
-    bytes ??= await getWithRetries(ctx.store, key, ctx.retry);
+    bytes ??= besideId === newest && beside !== undefined ? await beside : await getWithRetries(ctx.store, key, ctx.retry);
     // Deleted between list and get: a newer manifest exists, list again.
     if (bytes === null) continue;
-    return decodeManifest(key, bytes, newest);
+    return { newest: decodeManifest(key, bytes, newest), gone: false };
   }
   throw new StoreUnavailableError("read", `${ctx.prefix}manifest/`, new Error("the newest manifest kept disappearing between list and get"));
 }
@@ -669,13 +699,14 @@ export interface LoadOptions {
  */
 export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<LoadedState | undefined> {
   const manifest = opts.under?.manifest ?? (await readNewestManifest(ctx, -1, opts.floor?.manifest))!;
-  const newerExists = async (): Promise<Manifest | undefined> => readNewestManifest(ctx, opts.under?.claimed ?? manifest.id);
-  // The loaded manifest deleted: only a newer one's garbage collection deletes it, and the newer ones a listing
-  // missed may be deleted too by now (the writer keeps three), so neither the listing nor a read by number finds them.
-  const gone = async (): Promise<boolean> =>
-    opts.under === undefined && manifest.id > 0 && (await getWithRetries(ctx.store, manifestKey(ctx.prefix, manifest.id), ctx.retry)) === null;
+  // A newer manifest, or the loaded one deleted: only a newer one's garbage collection deletes it, and the newer ones a
+  // listing missed may be deleted too by now (the writer keeps three), so neither the listing nor a read by number finds them.
+  const newerOrGoneNow = () => newerOrGone(ctx, opts.under?.claimed ?? manifest.id, opts.under === undefined);
   /** Whether a checkpoint moved the store on since `manifest` was read. */
-  const changed = async (): Promise<boolean> => (await newerExists()) !== undefined || (await gone());
+  const changed = async (): Promise<boolean> => {
+    const end = await newerOrGoneNow();
+    return end.newest !== undefined || end.gone;
+  };
   let missingSegment = "";
   const indexes = new Map<string, readonly SegmentBlockInfo[]>();
   const onIndex = opts.policy === undefined ? undefined : (name: string, blocks: readonly SegmentBlockInfo[]) => indexes.set(name, blocks);
@@ -711,8 +742,8 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
     }
     // A checkpoint publishes before it deletes: a manifest listing taken after
     // the WAL listing shows any checkpoint that removed WAL objects we needed.
-    const newer = await newerExists();
-    if (newer !== undefined ? newer.walNext > walk.pos : await gone()) return undefined;
+    const end = await newerOrGoneNow();
+    if (end.newest !== undefined ? end.newest.walNext > walk.pos : end.gone) return undefined;
     // Short of a WAL object the served state replayed: durable objects stay until a newer manifest covers
     // them, so the walk's listing missed it.
     if (opts.floor !== undefined && walk.pos < opts.floor.walPos) return undefined;

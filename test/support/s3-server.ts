@@ -16,6 +16,8 @@
  * continuation tokens are DES-encrypted, which OpenSSL 3 refuses, so any
  * listing past 1,000 keys answers 500), and it orders keys by its directory
  * walk and compares start-after in UTF-16 order instead of UTF-8 byte order.
+ * A key deleted while the middleware reads its files for a page is left
+ * out of the page, as S3 leaves out what is gone, rather than failing it.
  * Gets, puts and deletes are served by s3rver.
  *
  * s3rver streams a PUT's body into the object's file as it arrives, so a
@@ -102,6 +104,31 @@ function queryString(ctx: KoaContext, name: string): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+/** `undefined` for a file that is gone (ENOENT); any other failure is thrown again. */
+function absentAsUndefined(err: unknown): undefined {
+  if ((err as { code?: unknown }).code === "ENOENT") return undefined;
+  throw err;
+}
+
+/** How many times a walk of the bucket starts again after a directory vanished under it. */
+const WALK_ATTEMPTS = 100;
+
+/**
+ * Every file under `bucketDir`. s3rver removes a key's directories once a
+ * delete empties them, and a recursive read fails when one vanishes between
+ * being found and being read: the walk then starts again (an emptied
+ * directory held no object).
+ */
+async function walkObjects(bucketDir: string): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await readdir(bucketDir, { recursive: true });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "ENOENT" || attempt >= WALK_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /**
  * ListObjectsV2 over s3rver's files (`<dir>/<bucket>/<key>._S3rver_object`):
  * UTF-8 byte order, prefix, start-after, at most 1,000 keys per page, and a
@@ -114,7 +141,7 @@ async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> 
   const token = queryString(ctx, "continuation-token");
   const startAfter = token !== undefined ? Buffer.from(token, "base64").toString("utf8") : queryString(ctx, "start-after");
   const maxKeys = Math.min(1000, Number(queryString(ctx, "max-keys") ?? 1000));
-  const files = await readdir(bucketDir, { recursive: true });
+  const files = await walkObjects(bucketDir);
   const after = startAfter === undefined ? undefined : Buffer.from(startAfter, "utf8");
   const keys = files
     .filter((f) => f.endsWith(OBJECT_SUFFIX))
@@ -125,7 +152,9 @@ async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> 
   const truncated = keys.length > page.length;
   const contents: string[] = [];
   for (const key of page) {
-    const info = await stat(join(bucketDir, key + OBJECT_SUFFIX));
+    const info = await stat(join(bucketDir, key + OBJECT_SUFFIX)).catch(absentAsUndefined);
+    // Deleted since the walk: S3 lists what a listing's moment holds, never fails a page for a concurrent delete.
+    if (info === undefined) continue;
     contents.push(
       `<Contents><Key>${xmlEscape(key)}</Key><LastModified>${info.mtime.toISOString()}</LastModified><Size>${info.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
     );

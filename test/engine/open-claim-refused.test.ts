@@ -1,0 +1,100 @@
+/**
+ * @module An open whose store refuses its writes with `FencedError` (an
+ * owner's lease guard once the term lost its lease or ended) stops at its
+ * first refused claim with the store's own reason. Its claim used to take
+ * the refusal for a checkpoint that took the number, claimed again and
+ * again for the whole claim patience (30 s by the engine's clock) and then
+ * gave up blaming another writer's checkpoints ("another writer published a
+ * manifest before each of this open's n claims"), while no manifest was
+ * published at all: the expected failure of the cluster's shard open over
+ * S3 at load 50, where a term lost its lease while opening.
+ */
+import { describe, expect, it } from "vitest";
+import { Engine, FencedError, MemoryStore, MockClock, Queue, WriteBatch, type PutOptions } from "taquba";
+import { runOwnerElection, type OwnerTerm } from "../../runtime/cluster/owner-election.js";
+import { ForwardingStore } from "../support/forwarding-store.js";
+import { LEASE, RENEW } from "../support/owner-election.js";
+import { until } from "../support/until.js";
+
+/** Refuses every manifest put as a lease guard would once `refusing` is set; counts the refused ones. */
+class RefusingClaims extends ForwardingStore {
+  refusing = false;
+  refused = 0;
+  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+    if (this.refusing && key.startsWith("manifest/")) {
+      this.refused++;
+      throw new FencedError(`the owner lease ran out before the write of "${key}"`);
+    }
+    return this.inner.put(key, body, opts);
+  }
+}
+
+/** A clock five seconds further on at each read: an open that kept claiming would pass its patience within a few claims. */
+class RushingClock extends MockClock {
+  override now(): number {
+    this.advance(5_000);
+    return super.now();
+  }
+}
+
+describe("an open whose store refuses its writes", () => {
+  it("stops at its first refused claim with the store's reason, publishing nothing", async () => {
+    const inner = new MemoryStore();
+    const old = await Engine.open(inner, { checkpointWalObjects: 0 });
+    await old.commit(new WriteBatch().put("a", new Uint8Array([1])));
+    await old.checkpoint();
+    await old.close();
+    const manifestsBefore: string[] = [];
+    for await (const o of inner.list("manifest/")) manifestsBefore.push(o.key);
+
+    const store = new RefusingClaims(inner);
+    store.refusing = true;
+    const open = Engine.open(store, { clock: new RushingClock() });
+    await expect(open).rejects.toBeInstanceOf(FencedError);
+    await expect(open).rejects.toThrow(/the owner lease ran out before the write of "manifest\//);
+    expect(store.refused, "claims refused before the open gave up").toBe(1);
+    const manifestsAfter: string[] = [];
+    for await (const o of inner.list("manifest/")) manifestsAfter.push(o.key);
+    expect(manifestsAfter).toEqual(manifestsBefore);
+  });
+
+  it("a queue opened through an owner term's guard, the term ending before its claim, fails at the claim with FencedError", async () => {
+    const inner = new MemoryStore();
+    const first = await Queue.open(inner, "app");
+    await first.enqueue("q", new Uint8Array([1]), { jobId: "kept" });
+    await first.close();
+    const clock = new MockClock();
+    const terms: OwnerTerm[] = [];
+    const election = runOwnerElection(inner, "app", {
+      processId: "p",
+      clock,
+      leaseDurationMs: LEASE,
+      renewIntervalMs: RENEW,
+      logger: { error: () => undefined },
+      start: async (term) => {
+        terms.push(term);
+        return { stop: async () => undefined };
+      },
+    });
+    await until("the term started", () => terms.length === 1);
+    const guarded = terms[0]!.guard(inner);
+    // The term ends (its lease released) while its Queue.open runs, just before the open's claim: every claim is refused.
+    const claims: string[] = [];
+    const watching = new (class extends ForwardingStore {
+      override async put(key: string, body: Uint8Array, opts?: PutOptions) {
+        if (key.includes("/manifest/")) {
+          claims.push(key);
+          if (claims.length === 1) await election.stop();
+        }
+        return super.put(key, body, opts);
+      }
+    })(guarded);
+    const open = Queue.open(watching, "app", { clock: new RushingClock() });
+    await expect(open).rejects.toBeInstanceOf(FencedError);
+    await expect(open).rejects.toThrow(/the owner term of app\/lease\/ ended/);
+    expect(claims).toHaveLength(1);
+    const reopened = await Queue.open(inner, "app");
+    expect(await reopened.view().job("kept")).not.toBeNull();
+    await reopened.close();
+  });
+});
