@@ -29,6 +29,15 @@
  *
  *   npx tsx --expose-gc bench/engine-memory.ts 100000
  *   npx tsx --expose-gc bench/engine-memory.ts 1000000
+ *
+ * Under tsx, the first run of a tree whose sources changed compiles them in
+ * the process and starts from a baseline 30-45 MB higher (126-134 MB warm,
+ * 159-176 MB cold at 1,000 and 1M jobs), which lifts its peak by about as
+ * much: run it once with a small N first (`... engine-memory.ts 1000`), and
+ * compare peaks only with the baseline line beside them. A bundle
+ * (`npx esbuild bench/engine-memory.ts --bundle --packages=external
+ * --platform=node --format=esm --outfile=bench/.out/mem.mjs`, run by
+ * `node --expose-gc`) starts at about 70 MB.
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
