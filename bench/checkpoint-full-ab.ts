@@ -26,6 +26,7 @@
  * With PROFILE=<dir> and one checkout, the timed full checkpoints alone are
  * CPU-profiled into <dir>/full-<n>.cpuprofile, and the reopen after them into
  * <dir>/full-reopen.cpuprofile (read with bench/cpu-profile-shares.ts).
+ * MODES (default "full,incremental") picks the modes measured.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -162,7 +163,7 @@ if (session !== undefined) {
 console.log(
   `checkpoint-full-ab: KEYS=${KEYS} VALUE_BYTES=${VALUE_BYTES} CHANGES=${CHANGES} CHECKPOINTS=${CHECKPOINTS} ROUNDS=${ROUNDS} MemoryStore, node ${process.version}; load ${loadAverageText()}`,
 );
-const modes = ["full", "incremental"] as const;
+const modes = (process.env.MODES ?? "full,incremental").split(",") as ("full" | "incremental")[];
 const rounds: ModeFigures[][][] = dirs.map(() => modes.map(() => []));
 const show = (f: ModeFigures) =>
   `p50 ${f.p50.toFixed(0)} ms, max ${f.max.toFixed(0)} ms, CPU ${f.cpuUsPerKey.toFixed(2)} µs/key, ${f.scavenges.toFixed(1)} scavenges,${allocSession === undefined ? "" : ` ${f.allocBytesPerKey.toFixed(0)} B allocated/key,`} reopen ${f.reopenMs.toFixed(0)} ms`;

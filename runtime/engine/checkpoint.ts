@@ -152,11 +152,13 @@ export async function writeSegments(
       else {
         const c = entries.cursor!;
         const kind = c.run.valueSpan(c.valueAt, span);
+        // The key shares `c.shared` bytes at least with the entry before, from whichever source: that one lies
+        // between the cursor's previous key and this one.
         if (kind === SPAN_PAGED) wait = add(c.keyString(), span.len);
         else {
           builder ??= newBuilder();
-          if (kind === SPAN_HELD) builder.addBytes(c.keyBuf, 0, c.keyLen, span.bytes, span.at, span.len);
-          else builder.addBytes(c.keyBuf, 0, c.keyLen, c.keyBuf, c.keyLen - span.len, span.len);
+          if (kind === SPAN_HELD) builder.addBytes(c.keyBuf, 0, c.keyLen, span.bytes, span.at, span.len, c.shared);
+          else builder.addBytes(c.keyBuf, 0, c.keyLen, c.keyBuf, c.keyLen - span.len, span.len, c.shared);
           wait = afterAdd();
         }
       }

@@ -1255,6 +1255,13 @@ export class RunCursor {
   valueAt = 0;
   /** The current entry's index in the run. */
   index = -1;
+  /**
+   * Bytes the current key shares with the one the cursor stood on before
+   * `advance()` moved it, at least (a block's first entry is said to share
+   * none); so, keys being in order, with any key between the two as well:
+   * a merge compares the current key with what it wrote before from there.
+   */
+  shared = 0;
   #block = 0;
   #i = 0;
   #pos = 0;
@@ -1296,6 +1303,8 @@ export class RunCursor {
   advance(): boolean {
     const run = this.run;
     const buf = run.bytes;
+    // Keys in order share with the first of them no more than each shares with the one before (dead ones included).
+    let shared = this.keyLen;
     for (;;) {
       if (this.#block >= run.blocks) return false;
       if (this.#i >= run.blockSize(this.#block)) {
@@ -1304,17 +1313,18 @@ export class RunCursor {
       }
       cursorStats.decoded++;
       const h = readHeader(buf, this.#pos, this.keyLen, entry);
-      const shared = entry.shared;
+      const prefix = entry.shared;
       const suffix = entry.suffix;
       const start = entry.start;
-      const len = shared + suffix;
+      const len = prefix + suffix;
+      if (prefix < shared) shared = prefix;
       if (this.keyBuf.length < len) {
         const grown = Buffer.allocUnsafe(len * 2);
-        this.keyBuf.copy(grown, 0, 0, shared);
+        this.keyBuf.copy(grown, 0, 0, prefix);
         this.keyBuf = grown;
       }
       const kb = this.keyBuf;
-      for (let j = 0; j < suffix; j++) kb[shared + j] = buf[start + j]!;
+      for (let j = 0; j < suffix; j++) kb[prefix + j] = buf[start + j]!;
       this.keyLen = len;
       if ((h & SAME_VALUE) !== 0) this.#pos = start + suffix;
       else {
@@ -1324,6 +1334,7 @@ export class RunCursor {
       const index = this.#block * BLOCK_ENTRIES + this.#i++;
       if (this.#live.isDead(index)) continue;
       this.index = index;
+      this.shared = shared;
       return true;
     }
   }

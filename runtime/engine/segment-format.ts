@@ -170,8 +170,10 @@ export class SegmentBuilder {
    * and whose value is `value[valueAt..valueAt+valueLen)` (`value` undefined:
    * a tombstone): both are copied once, into the segment, and no key string
    * is made but a block's first and last. Writes the same bytes as `add`.
+   * `shared`: bytes the key shares with the key added before, at least (0
+   * when unknown), which the key section then compares no more.
    */
-  addBytes(key: Uint8Array, keyFrom: number, keyLen: number, value: Uint8Array | undefined, valueAt: number, valueLen: number): void {
+  addBytes(key: Uint8Array, keyFrom: number, keyLen: number, value: Uint8Array | undefined, valueAt: number, valueLen: number, shared = 0): void {
     const w = this.#w;
     w.varint(keyLen);
     w.ensure(keyLen);
@@ -182,13 +184,13 @@ export class SegmentBuilder {
     if (this.#blockEntries === 0) this.#blockFirst = out.toString("utf8", at, at + keyLen);
     this.#lastAt = at;
     this.#lastLen = keyLen;
-    this.#addValue(at, keyLen, value, valueAt, value === undefined ? -1 : valueLen);
+    this.#addValue(at, keyLen, value, valueAt, value === undefined ? -1 : valueLen, shared);
   }
 
   /** After the key just written at `keyAt` of `#w`: the value (`valueLen` -1: a tombstone), and its key section entry. */
-  #addValue(keyAt: number, keyLen: number, value: Uint8Array | undefined, valueAt: number, valueLen: number): void {
+  #addValue(keyAt: number, keyLen: number, value: Uint8Array | undefined, valueAt: number, valueLen: number, shared = 0): void {
     const w = this.#w;
-    if (this.#keys !== undefined) this.#addToSection(keyAt, keyLen, value, valueAt, valueLen);
+    if (this.#keys !== undefined) this.#addToSection(keyAt, keyLen, value, valueAt, valueLen, shared);
     if (valueLen < 0) w.varint(1);
     else {
       w.varint(valueLen * 2);
@@ -204,13 +206,14 @@ export class SegmentBuilder {
   }
 
   /** Adds the key just written at `at` of `#w` (`len` bytes), with what it says of its value (`valueLen` -1: a tombstone), to the key section. */
-  #addToSection(at: number, len: number, value: Uint8Array | undefined, valueAt: number, valueLen: number): void {
+  #addToSection(at: number, len: number, value: Uint8Array | undefined, valueAt: number, valueLen: number, known: number): void {
     const k = this.#keys!;
     const buf = this.#w.buffer;
     let shared = 0;
     if (this.#entries > 0) {
       const prev = this.#prevAt;
       const n = Math.min(len, this.#prevLen);
+      shared = Math.min(known, n);
       while (shared < n && buf[prev + shared] === buf[at + shared]) shared++;
     }
     this.#prevAt = at;

@@ -47,6 +47,11 @@ export class SnapshotMerge implements IterableIterator<[string, StoredValue]> {
   #current = -2;
   /** The source with the least key after it when `#current` was chosen: its key is unchanged since. */
   #runnerUp = -2;
+  /**
+   * Where the current entry's key first differs from the runner-up's (its
+   * length when it is a prefix of that key); -1 when not known.
+   */
+  #diffAt = -1;
   /** The current memtable entry's key and value (after `step()` answered `MEMTABLE`). */
   key = "";
   value: StoredValue = 0;
@@ -70,31 +75,55 @@ export class SnapshotMerge implements IterableIterator<[string, StoredValue]> {
    * while the moved source's next key is below it, that source holds the
    * next entry, one comparison in all. Runs a fill wrote hold long stretches
    * of neighbouring keys, so most steps end there; the others compare every
-   * source.
+   * source. That comparison starts past the bytes the moved cursor's key
+   * shares with its key before (`RunCursor.shared`), which agreed with the
+   * runner-up's up to where they first differed: neighbouring keys mostly
+   * differ in their last bytes, so it reads one or two.
    */
   step(): number {
     const cur = this.#current;
     if (cur >= 0) {
       const c = this.#cursors[cur]!;
-      if ((this.#ready[cur] = c.advance()) && this.#belowRunnerUp(c.keyBuf, c.keyLen)) return cur;
-    } else if (cur === SnapshotMerge.MEMTABLE && !this.#memHead.done && this.#belowRunnerUp(this.#memKey.buf, this.#memKey.len)) {
+      if ((this.#ready[cur] = c.advance()) && this.#belowRunnerUp(c.keyBuf, c.keyLen, c.shared)) return cur;
+    } else if (cur === SnapshotMerge.MEMTABLE && !this.#memHead.done && this.#belowRunnerUp(this.#memKey.buf, this.#memKey.len, 0)) {
       this.#takeMemHead();
       return cur;
     }
     return this.#scan();
   }
 
-  /** Whether `buf[0..len)` sorts before the runner-up's key (or there is none). */
-  #belowRunnerUp(buf: Uint8Array, len: number): boolean {
+  /**
+   * Whether `buf[0..len)` sorts before the runner-up's key (or there is
+   * none), given that it shares at least `shared` bytes with the current
+   * entry's key (0 when it is no run's next key after it).
+   */
+  #belowRunnerUp(buf: Uint8Array, len: number, shared: number): boolean {
     const r = this.#runnerUp;
     if (r === SnapshotMerge.END) return true;
-    if (r === SnapshotMerge.MEMTABLE) return compareBytes(buf, len, this.#memKey.buf, this.#memKey.len) < 0;
-    const c = this.#cursors[r]!;
-    return compareBytes(buf, len, c.keyBuf, c.keyLen) < 0;
+    const d = this.#diffAt;
+    // Equal to the current key past where that one fell below the runner-up: below it too, differing there still.
+    if (d >= 0 && shared > d) return true;
+    let other: Uint8Array;
+    let otherLen: number;
+    if (r === SnapshotMerge.MEMTABLE) {
+      other = this.#memKey.buf;
+      otherLen = this.#memKey.len;
+    } else {
+      const c = this.#cursors[r]!;
+      other = c.keyBuf;
+      otherLen = c.keyLen;
+    }
+    // The first `shared` bytes (up to `d`) are the current key's, which equal the runner-up's there.
+    const n = Math.min(len, otherLen);
+    let i = d >= 0 ? shared : 0;
+    while (i < n && buf[i] === other[i]) i++;
+    this.#diffAt = i;
+    return i < n ? buf[i]! < other[i]! : len < otherLen;
   }
 
   /** Compares every source's next key: the least is the next entry, the one after it the runner-up. */
   #scan(): number {
+    this.#diffAt = -1;
     const cursors = this.#cursors;
     const ready = this.#ready;
     let best = SnapshotMerge.END;
