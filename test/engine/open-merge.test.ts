@@ -13,6 +13,7 @@ import type { Manifest } from "../../runtime/engine/manifest.js";
 import { loadSegments } from "../../runtime/engine/recovery.js";
 import { KEY_SECTION_INLINE_BYTES } from "../../runtime/engine/segment-format.js";
 import { compareKeys } from "../../runtime/store/keys.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { ctxOf, type Entries, model, POLICY, show, storeOf } from "../support/segment-runs.js";
 
@@ -94,7 +95,7 @@ describe("open merges segment runs k-way", () => {
       expectState(state, want, space);
       expectState(reference, want, space);
     }
-  });
+  }, HEAVY_TEST_MS);
 
   it("runs shaped as a fill's checkpoints (ascending stretches that touch, overlap or nest) give the model's state", async () => {
     // One run leads for long stretches here, and the merge then compares a run's next key with the
