@@ -27,16 +27,43 @@ const utf8 = new TextDecoder();
 /** The value `bytes` hold, every object field and array element defined. */
 export function decodeDefining(bytes: Uint8Array): unknown {
   const r = new Reader(bytes);
-  const v = r.value(0);
+  const v = r.value();
   if (r.pos !== bytes.length) throw new DefiningDecodeError(`${bytes.length - r.pos} bytes follow the value`);
   return v;
 }
 
-/** Nesting beyond this is refused rather than risk the stack (records nest a few levels). */
-const MAX_DEPTH = 512;
+/**
+ * A list or map being filled. The decode links these to the one each sits
+ * in instead of recursing, so any nesting the encoder wrote decodes here
+ * too (a limit of 512 levels made a step value nested deeper unreadable
+ * while a prototype held an index, though it read back without one); each
+ * level takes a byte at least, so they are bounded by the bytes. Linked,
+ * not kept in an array: a push assigns an index, which a setter on the
+ * prototype would take.
+ */
+interface Open {
+  readonly outer: Open | undefined;
+  readonly into: unknown[] | Record<string, unknown>;
+  readonly isMap: boolean;
+  /** Elements, or fields, still to read. */
+  left: number;
+  /** A map's key read, its value not yet. */
+  key: string | undefined;
+  /** A list's next index. */
+  next: number;
+}
+
+/** What `Reader.#item` answers when it read the head of a list or map that holds something: its items come next. */
+const OPENED: unique symbol = Symbol("opened");
+
+function define(into: object, key: string | number, value: unknown): void {
+  Object.defineProperty(into, key, { value, writable: true, enumerable: true, configurable: true });
+}
 
 class Reader {
   pos = 0;
+  /** The list or map `#item` opened last. */
+  #opened: Open | undefined;
   readonly #bytes: Uint8Array;
   readonly #view: DataView;
 
@@ -45,13 +72,37 @@ class Reader {
     this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
-  value(depth: number): unknown {
-    if (depth > MAX_DEPTH) throw new DefiningDecodeError("nests too deeply");
+  /** The next whole value: its lists and maps filled item by item, each placed in the one it belongs to as it ends. */
+  value(): unknown {
+    let top: Open | undefined;
+    for (;;) {
+      let v = this.#item(top);
+      if (v === OPENED) {
+        top = this.#opened;
+        continue;
+      }
+      for (;;) {
+        if (top === undefined) return v;
+        if (top.isMap && top.key === undefined) {
+          top.key = String(v);
+          break;
+        }
+        define(top.into, top.isMap ? top.key! : top.next++, v);
+        top.key = undefined;
+        if (--top.left > 0) break;
+        v = top.into;
+        top = top.outer;
+      }
+    }
+  }
+
+  /** A scalar, an empty list or map, or `OPENED` with the list or map in `#opened`, inside `open`. */
+  #item(open: Open | undefined): unknown {
     const b = this.#u8();
     if (b <= 0x7f) return b;
     if (b >= 0xe0) return b - 0x100;
-    if (b <= 0x8f) return this.#map(b & 0x0f, depth);
-    if (b <= 0x9f) return this.#array(b & 0x0f, depth);
+    if (b <= 0x8f) return this.#open(b & 0x0f, true, open);
+    if (b <= 0x9f) return this.#open(b & 0x0f, false, open);
     if (b <= 0xbf) return this.#str(b & 0x1f);
     switch (b) {
       case 0xc0:
@@ -109,34 +160,25 @@ class Reader {
       case 0xdb:
         return this.#str(this.#u32());
       case 0xdc:
-        return this.#array(this.#u16(), depth);
+        return this.#open(this.#u16(), false, open);
       case 0xdd:
-        return this.#array(this.#u32(), depth);
+        return this.#open(this.#u32(), false, open);
       case 0xde:
-        return this.#map(this.#u16(), depth);
+        return this.#open(this.#u16(), true, open);
       case 0xdf:
-        return this.#map(this.#u32(), depth);
+        return this.#open(this.#u32(), true, open);
       default:
         throw new DefiningDecodeError(`holds the reserved MessagePack byte 0x${b.toString(16)}`);
     }
   }
 
-  #array(n: number, depth: number): unknown[] {
-    // Every element takes a byte at least: a length past the end is refused before anything is made for it.
-    if (n > this.#bytes.length - this.pos) throw new DefiningDecodeError("an array is longer than the bytes left");
-    const a: unknown[] = [];
-    for (let i = 0; i < n; i++) Object.defineProperty(a, i, { value: this.value(depth + 1), writable: true, enumerable: true, configurable: true });
-    return a;
-  }
-
-  #map(n: number, depth: number): Record<string, unknown> {
-    if (2 * n > this.#bytes.length - this.pos) throw new DefiningDecodeError("a map is longer than the bytes left");
-    const o: Record<string, unknown> = {};
-    for (let i = 0; i < n; i++) {
-      const k = this.value(depth + 1);
-      Object.defineProperty(o, String(k), { value: this.value(depth + 1), writable: true, enumerable: true, configurable: true });
-    }
-    return o;
+  #open(n: number, isMap: boolean, outer: Open | undefined): unknown {
+    // Every element takes a byte at least, a field two: a length past the end is refused before anything is made for it.
+    if ((isMap ? 2 * n : n) > this.#bytes.length - this.pos) throw new DefiningDecodeError(`${isMap ? "a map" : "an array"} is longer than the bytes left`);
+    const into: unknown[] | Record<string, unknown> = isMap ? {} : [];
+    if (n === 0) return into;
+    this.#opened = { outer, into, isMap, left: n, key: undefined, next: 0 };
+    return OPENED;
   }
 
   #str(n: number): string {

@@ -9,7 +9,7 @@
  * Numbers are zero-padded to 20 digits so that key order is numeric order.
  */
 import { describeValue } from "../option-values.js";
-import { ValidationError } from "../errors.js";
+import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { validateObjectKey } from "../store/keys.js";
 
 /**
@@ -37,14 +37,32 @@ export function padNumber(n: number): string {
   return String(n).padStart(PAD, "0");
 }
 
+/**
+ * The last number a WAL object or manifest gets: past it a number and the
+ * next one are the same double, so a read of "the next one" would find the
+ * same object for ever. No writer gets near it (one per commit group or
+ * checkpoint); only an object another program put there can.
+ */
+const LAST_NUMBER = Number.MAX_SAFE_INTEGER;
+
+/** `n`, refused past `LAST_NUMBER`: a store listing such a number holds objects taquba did not write there. */
+function checkedNumber(prefix: string, dir: "wal" | "manifest", n: number): number {
+  if (n <= LAST_NUMBER) return n;
+  throw new StoreCorruptedError(
+    `${prefix}${dir}/${padNumber(LAST_NUMBER)}`,
+    `the store holds ${dir} objects numbered up to ${LAST_NUMBER}, the last number taquba gives one, so none can follow it`,
+    `remove the ${dir} objects numbered beyond the store's real ones (another program put them there), or restore the store from a backup`,
+  );
+}
+
 /** Key of WAL object `seq`. */
 export function walKey(prefix: string, seq: number): string {
-  return `${prefix}wal/${padNumber(seq)}`;
+  return `${prefix}wal/${padNumber(checkedNumber(prefix, "wal", seq))}`;
 }
 
 /** Key of manifest `n`. */
 export function manifestKey(prefix: string, n: number): string {
-  return `${prefix}manifest/${padNumber(n)}`;
+  return `${prefix}manifest/${padNumber(checkedNumber(prefix, "manifest", n))}`;
 }
 
 /** Key of segment `n` written by writer `epoch`. */
@@ -52,13 +70,19 @@ export function segmentKey(prefix: string, epoch: number, n: number): string {
   return `${prefix}seg/${padNumber(epoch)}-${padNumber(n)}`;
 }
 
-/** The number at the end of a `wal/` or `manifest/` key, or undefined if it is not one. */
+/**
+ * The number at the end of a `wal/` or `manifest/` key, or undefined if it
+ * is not one. A number past `LAST_NUMBER` is none taquba writes, and one a
+ * double cannot hold apart from its neighbours (two keys would read as one
+ * number): such a key is not one of the engine's objects.
+ */
 export function parseNumberedKey(prefix: string, dir: "wal" | "manifest", key: string): number | undefined {
   const head = `${prefix}${dir}/`;
   if (!key.startsWith(head)) return undefined;
   const tail = key.slice(head.length);
   if (tail.length !== PAD || !/^[0-9]+$/.test(tail)) return undefined;
-  return Number(tail);
+  const n = Number(tail);
+  return n <= LAST_NUMBER ? n : undefined;
 }
 
 /** The writer epoch encoded in a segment key, or undefined if it is not one. */

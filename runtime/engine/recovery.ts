@@ -474,11 +474,7 @@ export interface WalWalk {
  */
 export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: BatchOp[]) => void, passed: (walk: WalWalk) => void = () => {}): Promise<WalWalk> {
   const keys = await listKeys(ctx.store, `${ctx.prefix}wal/`, ctx.retry, walKey(ctx.prefix, walk.pos - 1));
-  const seqs: number[] = [];
-  for (const k of keys) {
-    const s = parseNumberedKey(ctx.prefix, "wal", k);
-    if (s !== undefined) seqs.push(s);
-  }
+  const seqs = ascendingNumbers(ctx.prefix, keys);
   const fetches: (Promise<Uint8Array | null> | undefined)[] = [];
   const fetch = (i: number): Promise<Uint8Array | null> => {
     while (fetches.length < Math.min(seqs.length, i + PREFETCH)) {
@@ -520,6 +516,27 @@ export async function walkWal(ctx: StoreContext, walk: WalWalk, apply: (ops: Bat
     passed(walk);
   }
   return walk;
+}
+
+/**
+ * The WAL sequence numbers of `keys`, ascending, each once. A store's
+ * listing is meant to be in key order, but one that is not (a proxy merging
+ * pages, a replica) must not make the walk take a later object for a gap:
+ * a reader then served the state before the log, and a writer's open
+ * fenced for ever. In order already (the rule), this is one pass.
+ */
+function ascendingNumbers(prefix: string, keys: readonly string[]): number[] {
+  const seqs: number[] = [];
+  let ordered = true;
+  for (const k of keys) {
+    const s = parseNumberedKey(prefix, "wal", k);
+    if (s === undefined) continue;
+    if (seqs.length > 0 && s <= seqs[seqs.length - 1]!) ordered = false;
+    seqs.push(s);
+  }
+  if (ordered) return seqs;
+  seqs.sort((a, b) => a - b);
+  return seqs.filter((s, i) => i === 0 || s !== seqs[i - 1]);
 }
 
 /**

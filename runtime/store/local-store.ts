@@ -35,8 +35,9 @@
  * close, unlink, opening the directory) on the main thread, where each is a
  * change to the file system's cache and in-memory journal that waits for no
  * disk write, and sends only its two disk waits, the `O_DSYNC` write and the
- * directory fsync, to the pool: two trips in sequence. A get makes four
- * trips, of which three wait.
+ * directory fsync, to the pool: two trips in sequence. A get makes three
+ * trips (open, stat, read) and closes its file on the main thread before it
+ * returns, so no read leaves a descriptor open behind the call.
  */
 import { copyBytes } from "../bytes.js";
 import { randomBytes } from "node:crypto";
@@ -169,11 +170,11 @@ export class LocalStore implements ObjectStore {
   }
 
   /** The object's file opened for reading, or null when there is no such object. */
-  async #openForRead(key: string): Promise<fs.FileHandle | null> {
+  async #openForRead(key: string): Promise<number | null> {
     try {
-      const handle = await fs.open(this.#objectPath(key), "r");
+      const fd = await openForReading(this.#objectPath(key));
       this.#rootSeen = true;
-      return handle;
+      return fd;
     } catch (err) {
       if (errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR") return null;
       throw this.#mapError(err, key, "get");
@@ -182,48 +183,48 @@ export class LocalStore implements ObjectStore {
 
   async get(key: string): Promise<StoredObject | null> {
     validateObjectKey(key);
-    const handle = await this.#openForRead(key);
-    if (handle === null) return null;
+    const fd = await this.#openForRead(key);
+    if (fd === null) return null;
     try {
-      const stat = await handle.stat({ bigint: true });
+      const stat = await fstatOf(fd);
       // An object's file never changes once under its name (puts replace the file), so its size is final.
-      const body = await readFully(handle, 0, Number(stat.size));
+      const body = await readFully(fd, 0, Number(stat.size));
       return { body, etag: etagOf(stat) };
     } catch (err) {
       throw this.#mapError(err, key, "get");
     } finally {
-      closeQuietly(handle);
+      closeQuietly(fd);
     }
   }
 
   async getRange(key: string, offset: number, length: number): Promise<Uint8Array | null> {
     validateObjectKey(key);
     checkRange(offset, length);
-    const handle = await this.#openForRead(key);
-    if (handle === null) return null;
+    const fd = await this.#openForRead(key);
+    if (fd === null) return null;
     try {
       // Never more than the file holds, whatever length was asked for.
-      const size = Number((await handle.stat()).size);
-      return await readFully(handle, offset, Math.max(0, Math.min(length, size - offset)));
+      const size = Number((await fstatOf(fd)).size);
+      return await readFully(fd, offset, Math.max(0, Math.min(length, size - offset)));
     } catch (err) {
       throw this.#mapError(err, key, "get");
     } finally {
-      closeQuietly(handle);
+      closeQuietly(fd);
     }
   }
 
   async getRangeInto(key: string, offset: number, into: Uint8Array): Promise<number | null> {
     validateObjectKey(key);
     checkRangeInto(offset, into);
-    const handle = await this.#openForRead(key);
-    if (handle === null) return null;
+    const fd = await this.#openForRead(key);
+    if (fd === null) return null;
     try {
       // Each read settles before the next starts, so nothing writes into `into` once this settles.
-      return await readInto(handle, offset, into);
+      return await readInto(fd, offset, into);
     } catch (err) {
       throw this.#mapError(err, key, "get");
     } finally {
-      closeQuietly(handle);
+      closeQuietly(fd);
     }
   }
 
@@ -834,6 +835,21 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** The file opened for reading, in the thread pool (a lookup may read directory blocks); its descriptor. */
+function openForReading(file: string): Promise<number> {
+  return new Promise((resolve, reject) => fsSync.open(file, "r", (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** fstat(2) of an open descriptor with exact sizes and times, in the thread pool. */
+function fstatOf(fd: number): Promise<fsSync.BigIntStats> {
+  return new Promise((resolve, reject) => fsSync.fstat(fd, { bigint: true }, (err, stat) => (err ? reject(err) : resolve(stat))));
+}
+
+/** One read(2) at `position` into `into` from `at`, in the thread pool; how many bytes it read. */
+function readAt(fd: number, into: Uint8Array, at: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => fsSync.read(fd, into, at, length, position, (err, read) => (err ? reject(err) : resolve(read))));
+}
+
 /** fsync(2) of an open descriptor, in the thread pool. */
 function fsyncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fsSync.fsync(fd, (err) => (err ? reject(err) : resolve())));
@@ -849,15 +865,11 @@ function unlinkQuietly(file: string): void {
 }
 
 /**
- * Closes a file the caller is done with. A failed close loses nothing
- * (writes were synced before); a descriptor is closed on the main thread,
- * a handle without making the caller wait.
+ * Closes a file the caller is done with, on the main thread (a close waits
+ * for no disk write), so that a call that read or wrote it ends with its
+ * descriptor closed. A failed close loses nothing (writes were synced before).
  */
-function closeQuietly(file: fs.FileHandle | number): void {
-  if (typeof file !== "number") {
-    file.close().catch(() => undefined);
-    return;
-  }
+function closeQuietly(file: number): void {
   try {
     fsSync.closeSync(file);
   } catch {
@@ -876,21 +888,21 @@ async function writeFully(fd: number, body: Uint8Array): Promise<void> {
 
 /** `length` bytes from `offset`, fewer only when the file ends first. */
 /** Reads from `offset` into `into` until it is full or the file ends; how many bytes it read. */
-async function readInto(handle: fs.FileHandle, offset: number, into: Uint8Array): Promise<number> {
+async function readInto(fd: number, offset: number, into: Uint8Array): Promise<number> {
   let filled = 0;
   while (filled < into.byteLength) {
-    const { bytesRead } = await handle.read(into, filled, into.byteLength - filled, offset + filled);
+    const bytesRead = await readAt(fd, into, filled, into.byteLength - filled, offset + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
   return filled;
 }
 
-async function readFully(handle: fs.FileHandle, offset: number, length: number): Promise<Uint8Array> {
+async function readFully(fd: number, offset: number, length: number): Promise<Uint8Array> {
   const out = new Uint8Array(length);
   let filled = 0;
   while (filled < length) {
-    const { bytesRead } = await handle.read(out, filled, length - filled, offset + filled);
+    const bytesRead = await readAt(fd, out, filled, length - filled, offset + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
