@@ -33,7 +33,8 @@ export function encodeValue(value: unknown): Uint8Array {
  * when the objects own fewer fields than the bytes' maps hold (a setter
  * there took one), an array lacks an element (a setter named as its index
  * took it) or an assignment threw (on a read-only field there), the bytes
- * are decoded again by `decodeDefining`, which defines each one.
+ * are decoded again by `decodeDefining`, which defines each one. So are
+ * maps with a key `__proto_`, which may be a `__proto__` msgpackr renamed.
  */
 export function decodeValue(bytes: Uint8Array): unknown {
   const entries = assertPlainMessagePack(bytes);
@@ -90,6 +91,8 @@ function normalize(v: unknown): unknown {
     const keys = Object.keys(o);
     ownKeysSeen += keys.length;
     for (const k of keys) {
+      // msgpackr renames a key `__proto__` (a field `JSON.parse` makes) to this: decoded again by definition, which keeps it.
+      if (k === "__proto_") ownKeysSeen = Number.NaN;
       const x = o[k];
       if (x !== null && typeof x === "object") o[k] = normalize(x);
     }
