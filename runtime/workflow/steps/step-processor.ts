@@ -208,16 +208,16 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       await slot.freeAfterSubmitting(core.queue.ack(job));
       return;
     }
+    // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
+    const carried = slot.takeCarried();
     const runId = ownHeader(job.headers, HEADER_RUN_ID);
     const step = Number(ownHeader(job.headers, HEADER_STEP));
-    if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
+    if (!isRunIdOf(runId, carried) || !Number.isInteger(step) || step < 0) {
       await slot.freeAfterSubmitting(
         core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"),
       );
       return;
     }
-    // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
-    const carried = slot.takeCarried();
     const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
     const runK = keys.run;
     // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
@@ -421,11 +421,20 @@ function tokenNow(core: RuntimeCore, key: string | KvKeyRef): KvToken | undefine
 }
 
 /** The keys of run `runId`'s records, with their references when the queue makes them (checked here once per run, not per step). */
-function runKeysOf(core: RuntimeCore, runId: string): RunKeys {
+function runKeysOf(core: RuntimeCore, runId: RunId): RunKeys {
   const run = runKey(core.queueName, runId);
   const pointer = stepPointerKey(core.queueName, runId);
-  if (core.queue.kvKeyRef === undefined) return { run, pointer, runAt: run, pointerAt: pointer };
-  return { run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer };
+  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+}
+
+/**
+ * Whether the step job's run id header `id` is a run id. The id the carried
+ * keys were made for was checked then: equal to it, the header is not
+ * matched against the pattern again (a chained step's header is that id).
+ */
+function isRunIdOf(id: string | undefined, carried: CarriedRun | undefined): id is RunId {
+  return carried !== undefined && id === carried.keys.runId ? true : RunId.isValid(id);
 }
 
 /**
