@@ -233,10 +233,12 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     }
     // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
     if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
-    const ptrK = keys.pointer;
-    const ptrNow = readNow(core, keys.pointerAt);
-    const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
-    const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
+    let pointer: StepPointer | null | undefined = pointerNow(core, keys, carried);
+    if (pointer === undefined) {
+      const ptrNow = readNow(core, keys.pointerAt);
+      const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(keys.pointer);
+      pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, keys.pointer);
+    }
     if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
       // The run terminated or moved past this job (a stale redelivery): nothing to do.
       await slot.freeAfterSubmitting(core.queue.ack(job));
@@ -426,6 +428,17 @@ function runKeysOf(core: RuntimeCore, runId: RunId): RunKeys {
   const pointer = stepPointerKey(core.queueName, runId);
   if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer };
   return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+}
+
+/**
+ * The carried step pointer while the key holds the value the carrying
+ * settlement's commit wrote (its token, taken while no later commit had
+ * applied, is the key's token): no read, copy or comparison of the bytes.
+ * Undefined when that is not known: the caller reads it.
+ */
+function pointerNow(core: RuntimeCore, keys: RunKeys, carried: CarriedRun | undefined): StepPointer | undefined {
+  const known = carried?.pointer;
+  return known?.token !== undefined && tokenNow(core, keys.pointerAt) === known.token ? known.value : undefined;
 }
 
 /**
@@ -747,7 +760,9 @@ function submitContinue(
     chain.handOff(undefined);
     throw e;
   }
-  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+  // No commit applied since the ack's: the key's token now is that of the pointer bytes it put.
+  const pointerToken = !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true ? tokenNow(core, keys.pointerAt) : undefined;
+  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer, token: pointerToken }, keys });
 }
 
 /** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
