@@ -514,11 +514,27 @@ function submitSettlement(
     } else outcomes = core.applyEffects(txn, ctx, effects, prepared);
     const removedRef = result.record === undefined && r.payloadRef !== undefined ? r.payloadRef : undefined;
     const commit = core.commit(txn, true, chained?.record.id);
+    // Noted before anything else runs: a commit after it is one this settlement's writes may no longer be read from.
+    const appliedAt = core.commits;
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(id);
     if (chained !== undefined) core.loop.rearm(chained.entry.expiresAt);
     // The attempt the settled record counted, for the dead-letter log: the record's, not the job's field.
-    return new Submitted(core, id, ticket.claim.queue, commit, result, outcomes, prepared, ctx.now, r.attempts, removedRef, chained, claimNext !== undefined);
+    return new Submitted(
+      core,
+      id,
+      ticket.claim.queue,
+      commit,
+      result,
+      outcomes,
+      prepared,
+      ctx.now,
+      r.attempts,
+      removedRef,
+      chained,
+      claimNext !== undefined,
+      appliedAt,
+    );
   } finally {
     if (!cold) core.discardUnused(prepared, outcomes);
   }
@@ -529,6 +545,12 @@ export interface SubmittedAck {
   readonly durable: Promise<void>;
   settled(): AckedClaimingNext | Promise<AckedClaimingNext>;
   failed(err: unknown): void;
+  /**
+   * Whether no commit of the queue was applied after this settlement's: the
+   * state then holds what it wrote, so a value token read now is that of
+   * the bytes it put (see `Queue.kvTokenNow`).
+   */
+  nothingCommittedSince?(): boolean;
 }
 
 /**
@@ -571,12 +593,19 @@ export class Submitted {
     private readonly removedRef: string | undefined,
     chained: Chained | undefined,
     private readonly claiming: boolean,
+    /** The queue's commit count right after this settlement's commit (`QueueCore.commits`). */
+    private readonly appliedAt: number,
   ) {
     this.#chained = chained;
     // A chained claim waits for its commit like any claim: a close that begins meanwhile waits for it.
     // The commit's own promise, counted: no promise and reaction of its own per chained step.
     this.#waiting = chained === undefined ? undefined : durable;
     if (this.#waiting !== undefined) core.claimsWaiting.add(this.#waiting);
+  }
+
+  /** See `SubmittedAck.nothingCommittedSince`. */
+  nothingCommittedSince(): boolean {
+    return this.core.commits === this.appliedAt;
   }
 
   /** The commit failed: the claim of a job that never became durable goes with it. */

@@ -27,6 +27,9 @@ export class LeaseEntry extends CancelState {
   ) {
     super();
   }
+
+  /** False once the registry removed or replaced the entry: its expiry nodes are then stale. */
+  held = true;
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
@@ -39,7 +42,8 @@ export class LeaseRegistry {
    * (leases of one queue expire in the order they were taken) and a map
    * delete, where an ordered tree cost two ordered updates and a key string.
    */
-  readonly #byExpiry = new ExpiryHeap<LeaseEntry>((e) => this.#byId.get(e.id) === e);
+  // An entry's own flag, not a map look-up by its id: the heap checks each node it drops.
+  readonly #byExpiry = new ExpiryHeap<LeaseEntry>((e) => e.held);
   #nextToken = 1;
   /** Concurrency slots held by these leases. */
   readonly slots = new ConcurrencySlots();
@@ -50,6 +54,11 @@ export class LeaseRegistry {
 
   get size(): number {
     return this.#byId.size;
+  }
+
+  /** Nodes of the expiry order, stale ones included (for tests). */
+  get expiryNodes(): number {
+    return this.#byExpiry.nodeCount;
   }
 
   /** Registers a new claim and returns its entry. Replaces any older entry for the id. */
@@ -76,7 +85,7 @@ export class LeaseRegistry {
     if (expiresAt <= e.expiresAt) return;
     e.expiresAt = expiresAt;
     // A removed entry has no node to move.
-    if (this.#byId.get(e.id) !== e) return;
+    if (!e.held) return;
     // The node at the old expiry goes stale (its time is no longer the entry's).
     this.#byExpiry.stale();
     this.#byExpiry.push(expiresAt, e);
@@ -86,6 +95,7 @@ export class LeaseRegistry {
     const e = this.#byId.get(id);
     if (e === undefined) return;
     this.#byId.delete(id);
+    e.held = false;
     this.#byExpiry.stale();
     if (e.slots !== undefined) {
       for (const slot of e.slots) this.slots.release(slot);
@@ -104,6 +114,7 @@ export class LeaseRegistry {
   }
 
   clear(): void {
+    for (const e of this.#byId.values()) e.held = false;
     this.#byId.clear();
     this.#byExpiry.clear();
     this.slots.clear();

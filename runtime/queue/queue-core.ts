@@ -276,6 +276,18 @@ export class QueueCore {
     this.closedListeners.clear();
   }
 
+  #commits = 0;
+
+  /**
+   * Commits this queue has submitted to its engine, counted in the turn each
+   * is applied (every write of the queue's state goes through `commit`): a
+   * caller that noted the count right after its own commit knows, while it
+   * is unchanged, that the state still holds what that commit wrote.
+   */
+  get commits(): number {
+    return this.#commits;
+  }
+
   /**
    * Commits `txn`; the promise resolves when durable. Non-durable commits are
    * not awaited by callers. `createdClaimed`: a job the commit writes already
@@ -283,6 +295,7 @@ export class QueueCore {
    * requeued before this commit is durable, no claim hands it out until then.
    */
   commit(txn: Txn, durable: boolean, createdClaimed?: string): Promise<void> {
+    this.#commits++;
     const batch = txn.finish();
     // The transaction's ops never leave the queue and each value is owned (`Txn.put`): the engine checks the keys, copying no op.
     const p = commitOwned(this.engine, batch.ops, NO_GIVEN_VALUES, { durable });

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ExpiryHeap } from "../../runtime/queue/expiry-heap.js";
 import { LeaseRegistry } from "../../runtime/queue/lease-registry.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 
 type Op = { kind: "add"; id: number; at: number } | { kind: "remove"; id: number } | { kind: "extend"; id: number; by: number } | { kind: "reap"; now: number };
 
@@ -90,6 +91,54 @@ describe("ExpiryHeap", () => {
     expect(heap.nodeCount).toBeLessThanOrEqual(2 * 1024);
     expect(heap.min()).toBe(window[0]);
     expect(heap.upTo(100_000 + 30_000, 100)).toEqual(window);
+  });
+});
+
+describe("Ended leases leave the expiry heap", () => {
+  it("drops a lease's node when it ends first among those held: a stream settled in claim order holds no more nodes than leases", () => {
+    const reg = new LeaseRegistry();
+    const window: string[] = [];
+    // Claims and settlements of a steady stream with 50 in flight, settled in the order claimed.
+    for (let t = 0; t < 5_000; t++) {
+      reg.add(`j${t}`, "q", t + 30_000, false);
+      window.push(`j${t}`);
+      if (window.length > 50) reg.remove(window.shift()!);
+      expect(reg.expiryNodes).toBeLessThanOrEqual(51);
+    }
+    expect(reg.nextExpiry()).toBe(5_000 - 50 + 30_000);
+    // Out of order: nodes behind a held lease wait for it, then go with it.
+    reg.add("slow", "q", 40_000, false);
+    for (let t = 0; t < 200; t++) {
+      reg.add(`k${t}`, "q", 40_001 + t, false);
+      reg.remove(`k${t}`);
+    }
+    for (const id of window) reg.remove(id);
+    expect(reg.expiryNodes).toBeGreaterThan(200);
+    reg.remove("slow");
+    expect(reg.expiryNodes).toBe(0);
+    expect(reg.nextExpiry()).toBeUndefined();
+  });
+
+  it('reads an empty expiry order by its length under a plain "0" on Object.prototype: no expiry, nothing expired, ends that find nothing', async () => {
+    const reg = new LeaseRegistry();
+    await whilePolluted({ "0": "planted" }, async () => {
+      expect(reg.nextExpiry()).toBeUndefined();
+      expect(reg.expired(100, 10)).toEqual([]);
+      reg.add("a", "q", 10, false);
+      reg.remove("a");
+      expect(reg.nextExpiry()).toBeUndefined();
+      expect(reg.expiryNodes).toBe(0);
+    });
+  });
+
+  it("gives no expiry to a lease cleared away and then extended", () => {
+    const reg = new LeaseRegistry();
+    const e = reg.add("a", "q", 10, false);
+    reg.clear();
+    reg.extend(e, 50);
+    expect(reg.nextExpiry()).toBeUndefined();
+    expect(reg.expired(100, 10)).toEqual([]);
+    expect(reg.expiryNodes).toBe(0);
   });
 });
 

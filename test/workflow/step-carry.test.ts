@@ -69,6 +69,54 @@ describe("a step handed the run's records by the settlement that claimed it", ()
     }
   });
 
+  it("sees the step pointer moved by a commit in the turn of the settlement that claimed its step: the step is taken as a stale delivery, its runner not run", async () => {
+    const { encodeStepPointer } = await import("../../runtime/workflow/records/records.js");
+    const seen: string[] = [];
+    let moveAfterAck = false;
+    let runId = "";
+    const runner: StepRunner = {
+      async runStep(s) {
+        const n = Number(dec(s.payload));
+        seen.push(dec(s.payload));
+        runId = s.runId;
+        // Step 2's ack is followed by a move of the pointer (below), in the same turn as its commit.
+        moveAfterAck = n === 2;
+        return n >= 5 ? StepOutcome.succeed(enc("done")) : StepOutcome.continueNow(enc(String(n + 1)));
+      },
+    };
+    const env = await openEnv(runner);
+    let moved: Promise<void> | undefined;
+    let staleAcked!: () => void;
+    const step3Acked = new Promise<void>((r) => (staleAcked = r));
+    type Settle = (...args: unknown[]) => unknown;
+    const q = env.queue as unknown as { ackClaimingNextInTurn: Settle; ack: Settle };
+    const ackInTurn = q.ackClaimingNextInTurn.bind(q);
+    q.ackClaimingNextInTurn = (...args) => {
+      const submitted = ackInTurn(...args);
+      if (moveAfterAck) {
+        moveAfterAck = false;
+        // Another writer's commit after the ack's, before the step reads anything: the pointer names a job not step 3's.
+        moved = env.queue.kvPut(stepPointerKey("workflow-steps", runId), encodeStepPointer({ step: 3, jobId: "moved-elsewhere" }));
+      }
+      return submitted;
+    };
+    const ack = q.ack.bind(q);
+    q.ack = (...args) => {
+      const acked = ack(...args);
+      if ((args[0] as { headers: Record<string, string> }).headers["workflow.step"] === "3") staleAcked();
+      return acked;
+    };
+    try {
+      await env.runtime.submit({ input: enc("0") });
+      await step3Acked;
+      await moved;
+      expect(seen).toEqual(["0", "1", "2"]);
+      expect(await env.runtime.status(runId)).toMatchObject({ state: "running" });
+    } finally {
+      await env.stop();
+    }
+  });
+
   it("gets the submitted headers whatever an earlier step's runner did to the headers it was given", async () => {
     const headersSeen: Record<string, string>[] = [];
     const runner: StepRunner = {
@@ -92,7 +140,7 @@ describe("a step handed the run's records by the settlement that claimed it", ()
     }
   });
 
-  it("reads the run record for a run's first step only: every later step takes it from the settlement that claimed it", async () => {
+  it("reads the run record and the step pointer for a run's first step only: every later step takes them from the settlement that claimed it", async () => {
     const steps = 5;
     // Counted from step 0's runner to the last step's: the reads of steps 1 to 4, none of the submit's or wait's.
     let counting = false;
@@ -119,9 +167,10 @@ describe("a step handed the run's records by the settlement that claimed it", ()
       // Waited for only after: its reads are not the steps'.
       await reachedLast;
       expect((await env.runtime.wait(runId)).termination.status).toBe("succeeded");
-      // Steps 1-4 find the key's token unchanged since their claiming settlement read or wrote it; each reads the pointer.
+      // Steps 1-4 find each key's token unchanged since their claiming settlement read or wrote it: the run record
+      // and the step pointer are the carried ones, neither read.
       expect(reads.filter((k) => k === runKey("workflow-steps", runId))).toEqual([]);
-      expect(reads.filter((k) => k === stepPointerKey("workflow-steps", runId))).toHaveLength(steps - 1);
+      expect(reads.filter((k) => k === stepPointerKey("workflow-steps", runId))).toEqual([]);
     } finally {
       await env.stop();
     }

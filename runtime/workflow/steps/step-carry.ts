@@ -17,6 +17,7 @@ import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
+import type { RunId } from "../runs/run-id.js";
 
 /** A record with the exact bytes it was decoded from (or encoded to). */
 export interface Known<T> {
@@ -28,6 +29,8 @@ export interface Known<T> {
 
 /** The KV keys of a run's run record and step pointer, and what to read and write them by: their references when the queue makes them (`kvKeyRef`), else the keys. */
 export interface RunKeys {
+  /** The run they are of, checked to be a run id before they were made. */
+  readonly runId: RunId;
   readonly run: string;
   readonly pointer: string;
   readonly runAt: string | KvKeyRef;

@@ -208,16 +208,16 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       await slot.freeAfterSubmitting(core.queue.ack(job));
       return;
     }
+    // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
+    const carried = slot.takeCarried();
     const runId = ownHeader(job.headers, HEADER_RUN_ID);
     const step = Number(ownHeader(job.headers, HEADER_STEP));
-    if (!RunId.isValid(runId) || !Number.isInteger(step) || step < 0) {
+    if (!isRunIdOf(runId, carried) || !Number.isInteger(step) || step < 0) {
       await slot.freeAfterSubmitting(
         core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"),
       );
       return;
     }
-    // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
-    const carried = slot.takeCarried();
     const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
     const runK = keys.run;
     // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
@@ -233,10 +233,12 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     }
     // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
     if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
-    const ptrK = keys.pointer;
-    const ptrNow = readNow(core, keys.pointerAt);
-    const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(ptrK);
-    const pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, ptrK);
+    let pointer: StepPointer | null | undefined = pointerNow(core, keys, carried);
+    if (pointer === undefined) {
+      const ptrNow = readNow(core, keys.pointerAt);
+      const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(keys.pointer);
+      pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, keys.pointer);
+    }
     if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
       // The run terminated or moved past this job (a stale redelivery): nothing to do.
       await slot.freeAfterSubmitting(core.queue.ack(job));
@@ -421,11 +423,31 @@ function tokenNow(core: RuntimeCore, key: string | KvKeyRef): KvToken | undefine
 }
 
 /** The keys of run `runId`'s records, with their references when the queue makes them (checked here once per run, not per step). */
-function runKeysOf(core: RuntimeCore, runId: string): RunKeys {
+function runKeysOf(core: RuntimeCore, runId: RunId): RunKeys {
   const run = runKey(core.queueName, runId);
   const pointer = stepPointerKey(core.queueName, runId);
-  if (core.queue.kvKeyRef === undefined) return { run, pointer, runAt: run, pointerAt: pointer };
-  return { run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer };
+  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+}
+
+/**
+ * The carried step pointer while the key holds the value the carrying
+ * settlement's commit wrote (its token, taken while no later commit had
+ * applied, is the key's token): no read, copy or comparison of the bytes.
+ * Undefined when that is not known: the caller reads it.
+ */
+function pointerNow(core: RuntimeCore, keys: RunKeys, carried: CarriedRun | undefined): StepPointer | undefined {
+  const known = carried?.pointer;
+  return known?.token !== undefined && tokenNow(core, keys.pointerAt) === known.token ? known.value : undefined;
+}
+
+/**
+ * Whether the step job's run id header `id` is a run id. The id the carried
+ * keys were made for was checked then: equal to it, the header is not
+ * matched against the pattern again (a chained step's header is that id).
+ */
+function isRunIdOf(id: string | undefined, carried: CarriedRun | undefined): id is RunId {
+  return carried !== undefined && id === carried.keys.runId ? true : RunId.isValid(id);
 }
 
 /**
@@ -738,7 +760,9 @@ function submitContinue(
     chain.handOff(undefined);
     throw e;
   }
-  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer }, keys });
+  // No commit applied since the ack's: the key's token now is that of the pointer bytes it put.
+  const pointerToken = !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true ? tokenNow(core, keys.pointerAt) : undefined;
+  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer, token: pointerToken }, keys });
 }
 
 /** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
