@@ -506,7 +506,7 @@ export class TaqubaClient {
     return view === undefined ? null : view.status(id);
   }
 
-  /** The committed outcome of a terminated run, or null. */
+  /** The committed outcome of a terminated run (see `WorkflowRuntime.outcome`: every ended run has one), or null while it is active or unknown. */
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
     const shard = this.#runShard(id);
