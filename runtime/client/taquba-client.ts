@@ -69,6 +69,7 @@ import { mergeGroupPages, mergeRunPages } from "./shard-listing.js";
 import { scanOf } from "../workflow/runs/list-runs.js";
 import { DEFAULT_GROUP_LIMIT } from "../workflow/groups/group-index.js";
 import { callerField, checkOptionalMs, describeValue, hasMethods, isOptionObject, NO_OPTIONS, optionFields, readExactOptions } from "../option-values.js";
+import { checkStoreArg } from "../store/store-check.js";
 
 /** Default time a command waits for the owner's answer. */
 export const DEFAULT_CLIENT_TIMEOUT_MS = 30_000;
@@ -234,6 +235,7 @@ export class TaqubaClient {
     const s = typeof store === "string" ? openStore(store) : store;
     if (!hasMethods(s, ["get", "put", "list", "delete"]))
       throw new ValidationError(`TaqubaClient.open takes an ObjectStore (get, put, list, delete) or a store URL, got ${describeValue(store)}`);
+    checkStoreArg("TaqubaClient.open's store", s);
     const layout = await readShardLayout(s, opts.name);
     if (layout === undefined) return CLIENT_GATE.build(() => new TaqubaClient(s, opts));
     const router = CLIENT_GATE.build(() => new TaqubaClient(s, opts, true));
@@ -506,7 +508,7 @@ export class TaqubaClient {
     return view === undefined ? null : view.status(id);
   }
 
-  /** The committed outcome of a terminated run, or null. */
+  /** The committed outcome of a terminated run (see `WorkflowRuntime.outcome`: every ended run has one), or null while it is active or unknown. */
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
     const shard = this.#runShard(id);

@@ -25,6 +25,7 @@ import { explainGap, loadState, newState, readNewestManifest, walkWal, type Load
 import type { RetryPolicy } from "./retry.js";
 import type { ScanOptions } from "./scan.js";
 import { heldValue, type StateMap } from "./paged-value.js";
+import { checkStoreArg } from "../store/store-check.js";
 
 /** Options of `EngineReader.open`. */
 export interface EngineReaderOptions {
@@ -80,6 +81,7 @@ export class EngineReader {
 
   /** Loads the store's current durable state. The store need not have a writer. */
   static async open(store: ObjectStore, given: EngineReaderOptions = {}): Promise<EngineReader> {
+    checkStoreArg("EngineReader.open's store", store);
     // Read once and checked as the writer's are (the prefix, the retry policy's bounds).
     const opts = validateEngineOptions(readExactOptions(given, READER_FIELDS, "EngineReaderOptions") as EngineReaderOptions, "EngineReaderOptions");
     const ctx: StoreContext = { store, prefix: checkPrefix(opts.prefix ?? ""), retry: opts.retry ?? {} };

@@ -13,7 +13,15 @@
  * and `CLAIM_PATIENCE_MS` of the engine's clock, so a slow machine, whose
  * every step takes longer, gets as many tries as it needs. Only the clock's
  * forward steps count: set back an hour, it would otherwise keep the open
- * claiming for that hour.
+ * claiming for that hour. A clock that never moves forward (a mock clock
+ * nobody advances) would then keep it claiming forever, and a walk that
+ * always finds a newer manifest would never reach a claim, so the open
+ * also gives up once the live writer published `MAX_MANIFESTS_PASSED`
+ * manifests it had to get past (each lost claim's winner and each newer
+ * one it read), however the clock moves. That count grows with how often
+ * the writer checkpoints, not with how slow the open is, so the cap cuts
+ * the patience short only against a writer checkpointing many times a
+ * second.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as pause } from "node:timers/promises";
@@ -28,6 +36,14 @@ import { getWithRetries } from "./store-ops.js";
 export const CLAIM_PATIENCE_MS = 30_000;
 /** The fewest claims an open loses before it gives up, however the clock moves (a clock set forward must not end it at once). */
 export const MIN_LOST_CLAIMS = 8;
+/**
+ * The most manifests of a live writer an open gets past (the winners of its
+ * lost claims, and the newer ones it reads before the next claim) before it
+ * gives up, however the clock moves: one that stands still must not keep it
+ * claiming forever. Meeting this many within the patience takes a writer
+ * checkpointing over 30 times a second.
+ */
+export const MAX_MANIFESTS_PASSED = 1_000;
 /**
  * Longest pause before a claim after two losses in a row. The pause is
  * random, up to the last attempt's length: an open whose read-and-claim
@@ -86,7 +102,7 @@ export async function newestFrom(ctx: StoreContext, known: Manifest, race: Claim
     if (next === undefined) return newest;
     if (next.epoch > newest.epoch) throw anotherOpened(next);
     newest = next;
-    race.check();
+    race.passed();
   }
 }
 
@@ -109,6 +125,8 @@ export class ClaimRace {
   #elapsed = 0;
   #seenAt: number;
   #lost = 0;
+  /** Manifests of the live writer the open got past: lost claims' winners and newer ones walked to. */
+  #passed = 0;
   #attemptStartedAt = performance.now();
 
   constructor(prefix: string, now: () => number) {
@@ -125,21 +143,33 @@ export class ClaimRace {
     return this.#elapsed;
   }
 
-  /** Throws `StoreUnavailableError` once the open has lost enough claims for long enough. */
+  /** Throws `StoreUnavailableError` once the open has lost enough claims for long enough, or the most it may lose. */
   check(): void {
     const elapsed = this.#tick();
-    if (this.#lost < MIN_LOST_CLAIMS || elapsed < CLAIM_PATIENCE_MS) return;
+    const capped = this.#passed >= MAX_MANIFESTS_PASSED;
+    if (!capped && (this.#lost < MIN_LOST_CLAIMS || elapsed < CLAIM_PATIENCE_MS)) return;
+    const seconds = Math.round(elapsed / 1000);
+    const what = capped
+      ? `${this.#passed} manifests while this open tried to claim the next number (the most an open gets past; it lost ${this.#lost} claims), in ${seconds} s by the engine's clock`
+      : `a manifest before each of this open's ${this.#lost} claims, for ${seconds} s`;
     throw new StoreUnavailableError(
       "open",
       `${this.#prefix}manifest/`,
-      new Error(`another writer published a manifest before each of this open's ${this.#lost} claims, for ${Math.round(elapsed / 1000)} s`),
+      new Error(`another writer published ${what}`),
       "another process keeps checkpointing this store: stop it, or open again",
     );
+  }
+
+  /** Counts a newer manifest read on the way to the next claim; throws once past the bound. */
+  passed(): void {
+    this.#passed++;
+    this.check();
   }
 
   /** Counts a lost claim; throws once past the bound, and from the second loss in a row pauses a random while. */
   async lost(): Promise<void> {
     this.#lost++;
+    this.#passed++;
     this.check();
     const attemptMs = performance.now() - this.#attemptStartedAt;
     // Real time, not the engine's clock: the pause is sized from the store's round trips, and a mock clock must not hold an open.

@@ -58,6 +58,7 @@ import type {
 } from "./types.js";
 import { kvScanSync, StoreView, type KvPage, type KvScanOptions, type QueueView } from "./view.js";
 import { readEnqueueItems, settleOptionsRefusal } from "./queue-option-fields.js";
+import { checkStoreArg } from "../store/store-check.js";
 
 /** What `Queue.kvTokenNow` returns: compared with `===` only. Not exported by the package's entries; declared in its types because the workflow's step records name it. */
 export type KvToken = ValueToken;
@@ -182,6 +183,8 @@ export class Queue {
    */
   static async open(store: ObjectStore, name: string, given: OpenOptions = {}): Promise<Queue> {
     validateStoreName(name);
+    // Before any request: a store that cannot serve one would otherwise fail the open after retries, blamed on its reachability.
+    checkStoreArg("Queue.open's store", store);
     // Every field read once, before anything else reads one.
     const opts = readOpenOptions(given);
     await loadTelemetry();

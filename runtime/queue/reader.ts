@@ -17,6 +17,7 @@ import { ENGINE_PREFIX } from "./queue.js";
 import type { JobAttempt, JobState, QueueStats } from "./record.js";
 import type { JobInfo, Page } from "./types.js";
 import { StoreView, type KvPage, type KvScanOptions, type ListJobsOptions, type QueueView } from "./view.js";
+import { checkStoreArg } from "../store/store-check.js";
 
 /**
  * @example
@@ -67,6 +68,7 @@ export class QueueReader implements QueueView {
    */
   static async open(store: ObjectStore, name: string, opts: { clock?: Clock } = {}): Promise<QueueReader> {
     validateStoreName(name);
+    checkStoreArg("QueueReader.open's store", store);
     const { clock } = readExactOptions(opts, optionFields<{ clock?: Clock }>({ clock: true }), "QueueReader.open's options");
     if (clock !== undefined && !hasMethods(clock, ["now"]))
       throw new ValidationError(`QueueReader.open's options.clock must be an object with a now() method (a Clock), got ${describeValue(clock)}`);

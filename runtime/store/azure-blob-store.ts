@@ -32,6 +32,7 @@ import {
   type RetrySettings,
   type StoreRetryOptions,
 } from "./request-retry.js";
+import { declareBuiltInStore } from "./own-state.js";
 
 type BlobSdk = typeof import("@azure/storage-blob");
 
@@ -145,6 +146,11 @@ const AZURE_OPTION_KEYS = optionFields<AzureBlobStoreOptions>({
  * const store = new AzureBlobStore({ account: "myaccount", container: "taquba", prefix: "prod" });
  */
 export class AzureBlobStore implements ObjectStore {
+  // Its methods read private fields, so they work only on the store itself: store checks refuse a wrapper that would call them on itself.
+  static {
+    declareBuiltInStore(AzureBlobStore.prototype, "AzureBlobStore", (value) => #options in value);
+  }
+
   readonly container: string;
   /** Prefix added to every key: `""` or ending in `/`. */
   readonly prefix: string;

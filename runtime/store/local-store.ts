@@ -53,6 +53,7 @@ import { describeValue, optionFields, readExactOptions } from "../option-values.
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
 import { declarePutsContend } from "./put-contention.js";
 import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
+import { declareBuiltInStore } from "./own-state.js";
 
 const DIR_SUFFIX = "%2F";
 /** Writes through this flag are on disk when they return (undefined where the platform lacks it: then an fsync follows). */
@@ -129,6 +130,11 @@ export interface LocalStoreOptions {
  * const queue = await Queue.open(new LocalStore("/var/lib/myapp/taquba"), "orders");
  */
 export class LocalStore implements ObjectStore {
+  // Its methods read private fields, so they work only on the store itself: store checks refuse a wrapper that would call them on itself.
+  static {
+    declareBuiltInStore(LocalStore.prototype, "LocalStore", (value) => #knownDirs in value);
+  }
+
   /** Absolute path of the store's directory. */
   readonly root: string;
   /** Directories made (or being made) by this store, by absolute path; see `#ensureDir`. */

@@ -30,6 +30,7 @@ import {
   type StoredObject,
 } from "./object-store.js";
 import { checkOptionalString, describeValue, hasMethods, isOptionObject, optionFields, quoteValue, readExactOptions } from "../option-values.js";
+import { declareBuiltInStore } from "./own-state.js";
 
 /** How failed requests are retried. */
 export interface S3RetryOptions {
@@ -163,6 +164,11 @@ async function copyBody(body: AsyncIterable<Uint8Array>, into: Uint8Array, skip:
  * const store = new S3Store({ bucket: "my-bucket", prefix: "taquba/prod", clientConfig: { region: "eu-west-1" } });
  */
 export class S3Store implements ObjectStore {
+  // Its methods read private fields, so they work only on the store itself: store checks refuse a wrapper that would call them on itself.
+  static {
+    declareBuiltInStore(S3Store.prototype, "S3Store", (value) => #maxAttempts in value);
+  }
+
   readonly bucket: string;
   /** Prefix added to every key: `""` or ending in `/`. */
   readonly prefix: string;

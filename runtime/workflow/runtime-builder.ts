@@ -39,6 +39,7 @@ function positiveInt(name: string, n: number): number {
 }
 
 import { checkMemoPrefix, MAX_CONCURRENT_STEPS } from "./limits.js";
+import { checkStoreArg } from "../store/store-check.js";
 
 export { checkMemoPrefix, MAX_MEMO_PREFIX_BYTES } from "./limits.js";
 
@@ -51,6 +52,14 @@ function checkDeps(queue: unknown, store: unknown, runner: unknown, hook: unknow
   if (!hasMethods(queue, ["claimBatch", "ack", "kvGet"])) problems.push(`the queue must be a Queue (from Queue.open), got ${describeValue(queue)}`);
   if (!hasMethods(store, ["get", "put", "delete", "list"]))
     problems.push(`the store must be an ObjectStore (get, put, delete, list), got ${describeValue(store)}`);
+  else {
+    try {
+      checkStoreArg("the store", store);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      problems.push(e.message);
+    }
+  }
   if (!hasMethods(runner, ["runStep"])) problems.push(`the runner must be an object with a runStep(step) method, got ${describeValue(runner)}`);
   if (!hasMethods(hook, ["onTermination"])) {
     problems.push(`the terminal hook must be an object with an onTermination(outcome, effects) method (NoopTerminalHook for none), got ${describeValue(hook)}`);

@@ -276,7 +276,14 @@ export class WorkflowRuntime {
     return this.#view.status(runId);
   }
 
-  /** The committed outcome of a terminated run, or `null`; durable like {@link WorkflowRuntime.status}. */
+  /**
+   * The committed outcome of a terminated run, durable like
+   * {@link WorkflowRuntime.status}: for every ended run, including one
+   * ended without a worker (a cancel of a waiting step, a dead-lettered
+   * step, a debounce), whose outcome is its termination. `null` while the
+   * run is active, for an unknown run, and when its worker's result record
+   * was removed.
+   */
   outcome(runId: RunId | string): Promise<RunOutcome | null> {
     return this.#view.outcome(runId);
   }

@@ -45,6 +45,7 @@ interface RunLine {
   status?: string;
   result?: unknown;
   error?: string;
+  outcome?: { status: string; errorKind: string | null } | null;
 }
 
 async function keys(store: ObjectStore, prefix: string): Promise<string[]> {
@@ -117,6 +118,8 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
         expect(line, line.runId).toMatchObject({ status: "succeeded", result: { paid: n } });
       }
       if (line.kind === "cancel") expect(line, line.runId).toMatchObject({ cancel: true, status: "cancelled" });
+      // Every ended run has an outcome that agrees with its end, a cancel of a waiting step (no worker) included.
+      expect(line.outcome, line.runId).toEqual({ status: line.status, errorKind: line.kind === "cancel" ? "cancelled" : null });
       // Ended exactly once, by the incarnation the client was told about.
       const key = `workflow/outcomes/${STEP_QUEUE}/${line.runId}`;
       const terminal = decodeTerminalRecord((await reader.kvGet(key))!, key);

@@ -83,7 +83,11 @@ describe("TaqubaClient with an owner", () => {
       // Cancel: true for an active run, false for an ended or unknown one.
       await client.submit({ runId: "to-cancel", input: enc({ wait: "never" }) });
       expect(await client.cancel("to-cancel")).toBe(true);
-      expect((await client.wait("to-cancel")).termination.status).toBe("cancelled");
+      const cancelled = await client.wait("to-cancel");
+      expect(cancelled.termination.status).toBe("cancelled");
+      // Ended without a worker (its step waited for a signal): the outcome is the termination, as the status says.
+      expect(cancelled.outcome).toMatchObject({ runId: "to-cancel", status: "cancelled", errorKind: "cancelled" });
+      expect(await client.outcome("to-cancel")).toEqual(cancelled.outcome);
       expect(await client.cancel("to-cancel")).toBe(false);
       expect(await client.cancel("nobody")).toBe(false);
       await expect(client.wait("nobody")).rejects.toBeInstanceOf(RunNotFoundError);

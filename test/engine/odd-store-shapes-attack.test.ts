@@ -2,12 +2,13 @@
  * @module Stores of odd shapes given to open: frozen stores (nothing may be
  * set on the store object), a Proxy that binds each method to its target
  * (a logging wrapper), a Proxy that does not (the built-in stores' methods
- * then meet the Proxy as `this` and cannot reach their private state), and
+ * would meet the Proxy as `this` and could not reach their private state:
+ * refused before any request), and
  * a store whose method getter starts throwing after the open checked it.
  * Each works, or fails with a typed error that writes nothing and ends.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, LocalStore, MemoryStore, type ObjectStore, Queue, TaqubaError, WriteBatch } from "taquba";
+import { Engine, LocalStore, MemoryStore, type ObjectStore, Queue, TaqubaError, ValidationError, WriteBatch } from "taquba";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const freshDir = useTempDirs("taquba-odd-store-");
@@ -58,15 +59,19 @@ describe("stores of odd shapes given to open", () => {
     expect(await roundTrip(bound)).toBe("12");
   });
 
-  it("a Proxy whose methods meet it as `this`: the open fails with a typed error naming the cause, and writes nothing", async () => {
+  it("a Proxy whose methods meet it as `this`: the open is refused at once with a ValidationError naming the method and what to pass, and writes nothing", async () => {
     for (const inner of [new MemoryStore(), new LocalStore(await freshDir())]) {
+      const name = inner.constructor.name;
       const proxy = new Proxy(inner, {});
       const failed = await Engine.open(proxy, fast).then(
         (e) => e,
         (err: unknown) => err,
       );
-      expect(failed).toBeInstanceOf(TaqubaError);
-      expect(String((failed as Error).message)).toMatch(/private|Receiver/);
+      expect(failed).toBeInstanceOf(ValidationError);
+      expect(String((failed as Error).message)).toContain(
+        `Engine.open's store is a Proxy or wrapper around a ${name} whose get is the ${name}'s own method, which would run on the wrapper`,
+      );
+      expect(String((failed as Error).message)).toContain(`Pass the ${name}, or make the wrapper call its methods on it`);
       expect(await keysOf(inner)).toEqual([]);
     }
   });

@@ -230,10 +230,14 @@ describe("exported functions given hostile arguments", () => {
   it("the entry points refuse a store without the ObjectStore methods at once, not at its first use", async () => {
     const notAStore = { get: async () => null };
     await expect(Engine.open(notAStore as never)).rejects.toThrow(
-      new ValidationError("Engine.open's store must be an ObjectStore (with get, put, list and delete methods), got an object"),
+      new ValidationError(
+        "Engine.open's store must be an ObjectStore (with get, put, list and delete methods), got an object without a put method; pass an ObjectStore (a MemoryStore, a LocalStore, a store from openStore) or a wrapper whose methods call it",
+      ),
     );
     expect(() => new MemoStore(notAStore as never, "workflow-steps-memo")).toThrow(
-      new ValidationError("new MemoStore's store must be an ObjectStore (with get, put, list and delete methods), got an object"),
+      new ValidationError(
+        "new MemoStore's store must be an ObjectStore (with get, put, list and delete methods), got an object without a put method; pass an ObjectStore (a MemoryStore, a LocalStore, a store from openStore) or a wrapper whose methods call it",
+      ),
     );
     expect(() => new MemoStore(new MemoryStore(), "memo/")).toThrow("new MemoStore's memoPrefix must be a non-empty prefix without a trailing '/'");
     expect(() => EffectsHandle.fromStaged({ puts: [["k", "v"]], deletes: [] } as never)).toThrow(

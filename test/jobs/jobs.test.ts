@@ -195,6 +195,8 @@ describe("typed jobs", () => {
     expect(await h.cancel()).toBe(true);
     expect(await h.result()).toEqual({ status: "cancelled" });
     await expect(h.output()).rejects.toBeInstanceOf(JobCancelledError);
+    // The runner's untyped outcome agrees with the job's status: ended without a worker, it is the cancel.
+    expect(await env.runner.outcome(h.jobId)).toMatchObject({ runId: h.jobId, status: "cancelled", errorKind: "cancelled" });
     await env.stop();
   });
 

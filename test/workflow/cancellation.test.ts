@@ -28,7 +28,8 @@ describe("cancellation", () => {
     expect(await env.runtime.cancel("p")).toBe(true);
     expect(await env.queue.view().job(sub.jobId)).toBeNull();
     expect(await env.runtime.status("p")).toMatchObject({ state: "terminated", status: "cancelled", errorKind: "cancelled", step: 0 });
-    expect(await env.runtime.outcome("p")).toBeNull(); // terminated without a worker: no result record
+    // Terminated without a worker: the outcome is the termination.
+    expect(await env.runtime.outcome("p")).toEqual({ runId: "p", status: "cancelled", errorKind: "cancelled", finalStep: 0, headers: {} });
     const notification = (await env.queue.view().listJobs("workflow-steps", "pending")).items;
     expect(notification).toHaveLength(1);
     expect(notification[0]!.headers["workflow.terminal"]).toBe("1");

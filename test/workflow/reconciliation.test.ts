@@ -38,7 +38,9 @@ describe("dead-step reconciliation", () => {
     env.clock.advance(10_000); // past the lease and its margin: the reaper dead-letters (attempts exhausted)
     const end = await env.runtime.wait("reaped");
     expect(end.termination).toMatchObject({ status: "failed", errorKind: "dead_lettered", finalStep: 0 });
-    expect(end.outcome).toBeNull();
+    // No worker recorded an outcome: it is the termination.
+    expect(end.outcome).toMatchObject({ runId: "reaped", status: "failed", errorKind: "dead_lettered", finalStep: 0 });
+    expect(end.outcome?.result).toBeUndefined();
     await until(() => seen.length === 1, "notification");
     expect(seen[0]).toMatchObject({ runId: "reaped", status: "failed" });
     expect(await env.runtime.cancel("reaped")).toBe(false);
@@ -48,7 +50,7 @@ describe("dead-step reconciliation", () => {
     // The late outcome of the reaped delivery is not committed over the termination.
     const after = await env.runtime.wait("reaped");
     expect(after.termination).toMatchObject({ status: "failed", errorKind: "dead_lettered", finalStep: 0 });
-    expect(after.outcome).toBeNull();
+    expect(after.outcome).toEqual(end.outcome);
     expect(await env.runtime.status("reaped")).toMatchObject({ state: "terminated", status: "failed" });
     expect(seen).toHaveLength(1);
     expect(runner.calls).toBe(1);

@@ -113,7 +113,8 @@ describe("outcome records belong to one termination", () => {
     expect(await env.runtime.cancel("same")).toBe(true); // pending: terminated without a worker
     const end = await env.runtime.wait("same");
     expect(end.termination.status).toBe("cancelled");
-    expect(end.outcome).toBeNull(); // the memo still holds the first run's record, which is not this termination's
+    // The memo still holds the first run's record, which is not this termination's: the outcome is the cancel's.
+    expect(end.outcome).toEqual({ runId: "same", status: "cancelled", errorKind: "cancelled", finalStep: 0, headers: {} });
     await env.queue.close();
   });
 });

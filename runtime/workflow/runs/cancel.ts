@@ -16,6 +16,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { addTerminalEffects, terminationOfActive, type EndOfActiveRun } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
+import { tokenWithoutWorker } from "./end-tokens.js";
 
 /** A bound on retries across concurrent step transitions; each retry follows a real state change. */
 const MAX_ROUNDS = 32;
@@ -56,7 +57,7 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       status: "cancelled",
       errorKind: "cancelled",
       finalStep: r.pointer.step,
-      token: `cancel:${r.pointer.jobId}`,
+      token: tokenWithoutWorker("cancelled", r.pointer.jobId),
       // Only a waiter still scheduled holds the index entry; a woken one released it already.
       signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,
     };

@@ -20,6 +20,7 @@ import { RunId } from "./run-id.js";
 import type { RunDebounce, RunOptions } from "./run-types.js";
 import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 import { ownHeader } from "../../option-values.js";
+import { tokenWithoutWorker } from "./end-tokens.js";
 
 /** Checks `RunOptions.debounce`; throws `ValidationError` naming the option. */
 export function checkRunDebounce(o: RunOptions, path = "RunOptions"): void {
@@ -65,7 +66,7 @@ export async function supersessionOf(core: RuntimeCore, d: RunDebounce, by: RunI
       error: `superseded by run ${by}: a later submission with debounce key ${JSON.stringify(d.key)} replaced it before it started`,
       supersededBy: by,
       finalStep: 0,
-      token: `superseded:${holder.jobId}`,
+      token: tokenWithoutWorker("superseded", holder.jobId),
     },
     now,
     core.memos.prefix,

@@ -11,6 +11,13 @@
  * refused or lost in a crash commits nothing), and a result record is read
  * by the token of the terminal record that committed.
  *
+ * A run that ends without a worker (see `end-tokens`) has no outcome
+ * beyond its termination: its terminal record keeps the run's headers
+ * inline when they fit, and its outcome is read back from the record; one
+ * without them (too large, or written by an earlier version) is read as
+ * its termination once no result record is found, so `outcome()` answers
+ * for every ended run.
+ *
  * Pure: no IO.
  */
 import { utf8 } from "../records/codec.js";
@@ -18,6 +25,7 @@ import { encodeInlineOutcome, type InlineOutcome, type TerminalRecord } from "..
 import type { RunId } from "./run-id.js";
 import type { RunOutcome } from "./run-types.js";
 import type { Building } from "../../queue/cancel-state.js";
+import { endedWithoutWorker } from "./end-tokens.js";
 
 /**
  * Most bytes of an outcome kept in its terminal record: the MessagePack
@@ -48,26 +56,49 @@ export function inlineOutcomeOf(o: RunOutcome): InlineOutcome | undefined {
   return encodeInlineOutcome(inline).byteLength + errorBytes <= INLINE_OUTCOME_MAX_BYTES ? inline : undefined;
 }
 
+/**
+ * The inline part of the outcome of a run that ends without a worker: its
+ * headers, when they fit {@link INLINE_OUTCOME_MAX_BYTES} (the error text
+ * is the termination's own); `undefined` when they do not, and the
+ * outcome then reports no headers.
+ */
+export function inlineHeadersOf(headers: Readonly<Record<string, string>>): InlineOutcome | undefined {
+  const inline: InlineOutcome = { headers: { ...headers } };
+  return encodeInlineOutcome(inline).byteLength <= INLINE_OUTCOME_MAX_BYTES ? inline : undefined;
+}
+
 /** The outcome a terminal record keeps inline; `null` when it keeps none. */
 export function outcomeOfTerminal(t: TerminalRecord): RunOutcome | null {
-  const inline = t.inline;
-  if (inline === undefined) return null;
+  return t.inline === undefined ? null : outcomeFrom(t, t.inline);
+}
+
+/**
+ * The outcome of a run that ended without a worker and whose terminal
+ * record keeps none inline (its headers did not fit, or an earlier version
+ * wrote it): its termination, with no headers. `null` for a worker's end,
+ * whose outcome is in its run result record.
+ */
+export function outcomeOfTermination(t: TerminalRecord): RunOutcome | null {
+  return endedWithoutWorker(t.token, t.errorKind) ? outcomeFrom(t, undefined) : null;
+}
+
+function outcomeFrom(t: TerminalRecord, inline: InlineOutcome | undefined): RunOutcome {
   const o: Building<RunOutcome> = {
     runId: t.runId as RunId,
     status: t.status,
-    headers: { ...inline.headers },
+    headers: { ...inline?.headers },
     finalStep: t.finalStep,
   };
   // A copy: the record may be shared by later reads (a view decodes a terminal record once per stored value).
-  if (inline.result !== undefined) o.result = inline.result.slice();
+  if (inline?.result !== undefined) o.result = inline.result.slice();
   // Absent fields of a termination may be stored as null (see `terminationOf`).
   const error = t.error ?? undefined;
   const errorKind = t.errorKind ?? undefined;
   const supersededBy = t.supersededBy ?? undefined;
   if (error !== undefined) o.error = error;
   if (errorKind !== undefined) o.errorKind = errorKind;
-  if (inline.publicError !== undefined) o.publicError = inline.publicError;
-  if (inline.errorCode !== undefined) o.errorCode = inline.errorCode;
+  if (inline?.publicError !== undefined) o.publicError = inline.publicError;
+  if (inline?.errorCode !== undefined) o.errorCode = inline.errorCode;
   if (supersededBy !== undefined) o.supersededBy = supersededBy as RunId;
   return o;
 }

@@ -32,6 +32,7 @@ import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { ownHeader } from "../../option-values.js";
+import { tokenWithoutWorker } from "./end-tokens.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
 export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jobId: string): Promise<boolean> {
@@ -62,7 +63,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
       errorKind: "dead_lettered",
       error: info.lastError ?? "the step was dead-lettered by the queue",
       finalStep: r.pointer.step,
-      token: `dead:${jobId}`,
+      token: tokenWithoutWorker("dead_lettered", jobId),
     },
     now,
     core.memos.prefix,

@@ -74,7 +74,11 @@ export interface RunOutcome {
   readonly supersededBy?: RunId;
 }
 
-/** What `WorkflowRuntime.wait` reports: the termination and, when a worker recorded one, the outcome. */
+/**
+ * What `WorkflowRuntime.wait` reports: the termination and the outcome
+ * (see `WorkflowRuntime.outcome`; for a run ended without a worker, built
+ * from its termination).
+ */
 export interface RunEnd {
   readonly termination: Termination;
   readonly outcome: RunOutcome | null;

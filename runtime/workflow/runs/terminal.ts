@@ -50,6 +50,7 @@ import { stageEnded } from "./index-effects.js";
 import { boundText } from "../../logger.js";
 import type { Building } from "../../queue/cancel-state.js";
 import { ownFieldsIfPolluted } from "../../own-fields.js";
+import { inlineHeadersOf } from "./inline-outcome.js";
 
 /**
  * Most characters of a run's error text kept in its terminal and group
@@ -152,7 +153,9 @@ export interface EndOfActiveRun {
  * The termination of the active run `run` as `end` says, the rest from the
  * run's own records: its headers, group, parent, children and memo prefix
  * (`defaultMemoPrefix` for a record that names none), and the priority and
- * attempts of its step job `job` when read (else the run's).
+ * attempts of its step job `job` when read (else the run's). No worker
+ * records an outcome for such an end: the terminal record keeps the
+ * headers, so the outcome read back from it reports them.
  */
 export function terminationOfActive(
   runId: RunId,
@@ -176,6 +179,7 @@ export function terminationOfActive(
     hasChildren: run.hasChildren,
     submittedAtMs: run.submittedAtMs,
     submission: run.submission,
+    inline: inlineHeadersOf(run.headers),
   };
 }
 

@@ -24,7 +24,7 @@ import {
   type TerminalRecord,
 } from "../records/records.js";
 import { RunId } from "./run-id.js";
-import { outcomeOfTerminal } from "./inline-outcome.js";
+import { outcomeOfTerminal, outcomeOfTermination } from "./inline-outcome.js";
 import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
 import { retryStore } from "../store-retry.js";
@@ -241,9 +241,13 @@ export class WorkflowView {
   /**
    * The committed outcome of a terminated run, as the worker that ended it
    * recorded it: in the terminal record (a small one), else in the run
-   * result record it wrote before the terminating settlement; `null` while the run is
-   * active, when it is unknown, or when it terminated without a worker (a
-   * cancel of a pending step, a step dead-lettered outside the worker).
+   * result record it wrote before the terminating settlement. A run that
+   * terminated without a worker (a cancel of a waiting step, a step
+   * dead-lettered outside the worker, a debounce replacing it) has its
+   * termination as its outcome: status, error and error kind as `status`
+   * reports them, and its headers when they fit 1 KiB. `null` while the
+   * run is active, when it is unknown, and for a run whose worker's result
+   * record was removed (`wait` says why).
    */
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
@@ -278,12 +282,13 @@ export class WorkflowView {
     return inline === null ? undefined : { termination: terminationOf(terminal), outcome: inline };
   }
 
-  /** @internal The outcome recorded for `terminal`: kept in it, else its run result record, if one was written. */
+  /** @internal The outcome recorded for `terminal`: kept in it (or its termination, for an end without a worker), else its run result record, if one was written. */
   async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
     const inline = outcomeOfTerminal(terminal);
     if (inline !== null) return inline;
     const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
-    return rec !== null && rec.token === terminal.token ? rec.outcome : null;
+    // Read first even for an end without a worker: its token tells it from a worker's only by its form.
+    return rec !== null && rec.token === terminal.token ? rec.outcome : outcomeOfTermination(terminal);
   }
 
   /**
