@@ -74,8 +74,10 @@ export class ExpiryHeap<T extends { readonly expiresAt: number }> {
   /** The top node once the stale ones above it are dropped. */
   #top(): HeapNode<T> | undefined {
     for (;;) {
-      const n = this.#nodes[0];
-      if (n === undefined || this.#current(n)) return n;
+      // By the length: an empty array's [0] is whatever a prototype holds there.
+      if (this.#nodes.length === 0) return undefined;
+      const n = this.#nodes[0]!;
+      if (this.#current(n)) return n;
       this.#popTop();
       if (this.#stale > 0) this.#stale--;
     }
