@@ -37,15 +37,28 @@ export function ownEveryField(o: object, names: Iterable<string>): void {
 
 /**
  * Whether `Array.prototype` holds a field named as an index, or
- * `Object.prototype` the index "0": a decoder that assigns the elements of
- * the arrays it makes would hand one to a setter there, or throw on a
- * read-only one. `Array.prototype` is itself an array, whose length grows
- * past any index defined on it; `Object.prototype` has no such length, and
- * asking it for every index would cost each decode, so an index above 0
- * there is found after the decode instead (see `ownKeyCount`).
+ * `Object.prototype` the index "0" or an enumerable one: a decoder that
+ * assigns the elements of the arrays it makes would hand one to a setter
+ * there, or throw on a read-only one. `Array.prototype` is itself an array,
+ * whose length grows past any index defined on it; `Object.prototype` has
+ * no such length, and asking it for every index would cost each decode, so
+ * a non-enumerable index above 0 there (an accessor or read-only field
+ * defined by hand) is found after the decode instead (see `ownKeyCount`).
+ * An assigned one (enumerable) is found here: msgpackr reads its list of
+ * record layouts, empty, at index `n - 64` for every integer `n` from 64 to
+ * 127 it decodes, and takes an object found there for a layout (the
+ * integer then decodes as an object) whatever the record's keys count.
  */
 export function prototypesHoldAnIndex(): boolean {
-  return Array.prototype.length !== 0 || "0" in Object.prototype;
+  if (Array.prototype.length !== 0 || "0" in Object.prototype) return true;
+  // Object.prototype has no enumerable field unless something assigned one: the loop is then empty (a few ns).
+  for (const k in Object.prototype) if (isIndexName(k)) return true;
+  return false;
+}
+
+/** Whether `k` names an array index ("0", "1", ..., no sign, no leading zero). */
+function isIndexName(k: string): boolean {
+  return k.length > 0 && String(Number(k) >>> 0) === k && Number(k) !== 0xffffffff;
 }
 
 /** `ownEveryField` when `Object.prototype` holds one of `names`: for a decoded record `o` that is an object. */

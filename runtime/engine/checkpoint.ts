@@ -210,8 +210,9 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
     const later = (await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key)).filter(
       (k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined,
     );
-    const newer = later[0];
-    if (newer === undefined) return;
+    // By the length: an empty list's [0] is whatever a prototype holds there.
+    if (later.length === 0) return;
+    const newer = later[0]!;
     // With no segments of its own (an open's claim), a late landing looks like a newer writer having opened on it: kept
     // until the newest is past what that writer's garbage collection keeps (below the newest, it is never read as such).
     const newest = parseNumberedKey(ctx.prefix, "manifest", later[later.length - 1]!)!;

@@ -188,7 +188,8 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
 export function segmentRuns(m: Manifest): SegmentRef[][] {
   const runs: SegmentRef[][] = [];
   for (const s of m.segments) {
-    const last = runs[runs.length - 1];
+    // By the length: an empty list's [-1] is whatever a prototype holds there (a list there took the segment).
+    const last = runs.length === 0 ? undefined : runs[runs.length - 1]!;
     if (last !== undefined && last[0]!.run === s.run) last.push(s);
     else runs.push([s]);
   }

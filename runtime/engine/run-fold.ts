@@ -60,7 +60,8 @@ class RunReader {
 
   /** The current entry, or undefined once the run is read. */
   get key(): string | undefined {
-    return this.#keys[this.#at];
+    // By the length: past the end, the read would find whatever a prototype holds under that index.
+    return this.#at < this.#keys.length ? this.#keys[this.#at] : undefined;
   }
 
   get value(): Uint8Array | null {

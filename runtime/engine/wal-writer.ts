@@ -443,12 +443,13 @@ export class WalWriter {
       return;
     }
     if (this.#open !== undefined && !this.#holdOpen()) this.#flushDue = true;
-    const w = this.#releasing[this.#releaseHead];
-    if (w === undefined) {
+    // By the length: a read past the end finds whatever a prototype holds at that index.
+    if (this.#releaseHead >= this.#releasing.length) {
       this.#releasing = [];
       this.#releaseHead = 0;
       return;
     }
+    const w = this.#releasing[this.#releaseHead]!;
     this.#releasing[this.#releaseHead++] = undefined;
     this.#commitsToRelease -= w.commits;
     // A store that keeps up never empties the queue: drop the released head now and then.

@@ -80,7 +80,7 @@ export class ExpiryHeap<T extends { readonly expiresAt: number }> {
   /** The top node once the stale ones above it are dropped. */
   #top(): HeapNode<T> | undefined {
     for (;;) {
-      // By the length, never by reading index 0 of an empty list: that would read a "0" Object.prototype holds.
+      // By the length: an empty array's [0] is whatever a prototype holds there.
       if (this.#nodes.length === 0) return undefined;
       const n = this.#nodes[0]!;
       if (this.#current(n)) return n;

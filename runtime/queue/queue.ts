@@ -326,7 +326,9 @@ export class Queue {
 
   /** Claims the next job of `queueName` (priority, then FIFO), or null. */
   async claim(queueName: string, leaseMs?: number): Promise<ClaimedJob | null> {
-    return (await cs.claimBatch(this.#core, queueName, 1, leaseMs))[0] ?? null;
+    const jobs = await cs.claimBatch(this.#core, queueName, 1, leaseMs);
+    // By the length: an empty list's [0] is whatever a prototype holds there.
+    return jobs.length === 0 ? null : jobs[0]!;
   }
 
   /**

@@ -127,8 +127,9 @@ export class MemoSweeper {
       if (expired.length < PAGE) break;
       if (skipped.length > 0) after = skipped.sort().at(-1);
     }
-    const first = (await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 })).entries[0];
-    const parsed = first === undefined ? undefined : core.terminal.markers.parse(first.key);
+    const { entries } = await core.queue.kvScan(core.terminal.markers.prefix, { limit: 1 });
+    // By the length: an empty list's [0] is whatever a prototype holds there.
+    const parsed = entries.length === 0 ? undefined : core.terminal.markers.parse(entries[0]!.key);
     this.#nextDue = parsed === undefined ? Number.POSITIVE_INFINITY : parsed.expiresAt;
     return counts;
   }

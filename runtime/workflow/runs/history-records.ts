@@ -70,13 +70,10 @@ const paddedSteps: string[] = [];
 /** `step` as 10 zero-padded digits, made once for the first steps of runs. */
 function paddedStep(step: number): string {
   if (!(step >= 0 && step < PADDED_STEPS_KEPT && Number.isInteger(step))) return String(step).padStart(10, "0");
-  let text = paddedSteps[step];
-  if (text === undefined) {
-    // Defined, not pushed: a setter of a prototype named as an index would keep that step's text from the cache for good.
-    while (paddedSteps.length <= step) appendOwn(paddedSteps, String(paddedSteps.length).padStart(10, "0"));
-    text = paddedSteps[step]!;
-  }
-  return text;
+  // By the length: a read past the end finds whatever a prototype holds under that index, which became the step's key.
+  // Defined, not pushed: a setter of a prototype named as an index would keep that step's text from the cache for good.
+  while (paddedSteps.length <= step) appendOwn(paddedSteps, String(paddedSteps.length).padStart(10, "0"));
+  return paddedSteps[step]!;
 }
 export const redrivesKey = (q: string, runId: string): string => `${REDRIVES_PREFIX}${q}/${runId}`;
 
