@@ -152,3 +152,13 @@ export function setOwn<T extends object, K extends keyof T & string>(o: T, k: K,
 export function appendOwn<T>(list: T[], v: T): void {
   Object.defineProperty(list, list.length, { value: v, writable: true, enumerable: true, configurable: true });
 }
+
+/**
+ * The last element of `list`, undefined when it is empty: never read at
+ * index -1, which an object merged into `Object.prototype` under "-1"
+ * would answer (the WAL writer took its `promise`, undefined, for a
+ * commit's, acknowledging the commit before its WAL object was stored).
+ */
+export function lastOf<T>(list: readonly T[]): T | undefined {
+  return list.length === 0 ? undefined : list[list.length - 1];
+}

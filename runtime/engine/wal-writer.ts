@@ -42,6 +42,7 @@
  * moving in lock step.
  */
 import { FencedError, StoreCorruptedError, TaqubaError } from "../errors.js";
+import { lastOf } from "../own-fields.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { WAL_FENCE_JUMP, walKey } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
@@ -473,14 +474,4 @@ export class WalWriter {
     if (epoch > this.#epoch) return new FencedError(`WAL object "${key}" was written by writer epoch ${epoch}, this writer has epoch ${this.#epoch}`);
     return new FencedError(`WAL object "${key}" already exists (epoch ${epoch}); another process is writing to this store`);
   }
-}
-
-/**
- * The last element of `list`, undefined when it is empty: never read at
- * index -1, which an object merged into `Object.prototype` under "-1"
- * would answer (its `promise`, undefined, would acknowledge a commit
- * before its WAL object is stored).
- */
-function lastOf<T>(list: readonly T[]): T | undefined {
-  return list.length === 0 ? undefined : list[list.length - 1];
 }

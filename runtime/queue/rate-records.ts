@@ -198,7 +198,8 @@ export function parseRateWindowKey(k: string): { queue: string; rule: string | u
   const slash = k.indexOf("/", RATE_WINDOW.length);
   if (slash < 0) return undefined;
   const queue = k.slice(RATE_WINDOW.length, slash);
-  const kind = k[slash + 1];
+  // charAt: "" past the end, where an index would read a value Object.prototype holds.
+  const kind = k.charAt(slash + 1);
   if (kind === "q") return { queue, rule: undefined, key: k.slice(slash + 2) };
   if (kind !== "r") return undefined;
   try {

@@ -14,6 +14,7 @@
  */
 import { TaqubaError, ValidationError } from "../errors.js";
 import { describeValue, hasMethods, readOptionArray, readOptions } from "../option-values.js";
+import { lastOf } from "../own-fields.js";
 import { validateQueueName } from "../queue/names.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
 import { RESERVED_KV_PREFIX } from "../workflow/records/reserved.js";
@@ -80,10 +81,10 @@ export async function checkContracts(queue: WorkflowQueue, queueName: string, gi
         return { c, key, current, hashes: decodeHistory(current) };
       }),
     );
-    const changes = reads.filter((r) => r.hashes[r.hashes.length - 1] !== r.c.hash);
+    const changes = reads.filter((r) => lastOf(r.hashes) !== r.c.hash);
     if (!allowDowngrade) {
       const older = changes.find((r) => r.hashes.includes(r.c.hash));
-      if (older !== undefined) throw new ContractTooOldError(older.c.name, older.c.hash, older.hashes[older.hashes.length - 1]!);
+      if (older !== undefined) throw new ContractTooOldError(older.c.name, older.c.hash, lastOf(older.hashes)!);
     }
     let raced = false;
     for (const r of changes) {

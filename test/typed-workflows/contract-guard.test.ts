@@ -7,6 +7,8 @@
 import { describe, expect, it } from "vitest";
 import { ContractTooOldError, defineJob, JobRunner, MemoryStore, MockClock, Queue, type ObjectStore } from "taquba";
 import { emailJob } from "../jobs/fixtures.js";
+import { checkContracts } from "../../runtime/typed/contract-guard.js";
+import { whilePolluted } from "../support/polluted-prototype.js";
 
 /** The fixture job under another contract hash, as a changed spec would generate it. */
 const emailJobWith = (contractHash: string) =>
@@ -90,5 +92,15 @@ describe("contract guard", () => {
     const again = await start(store, "v2", calls);
     await again.runner.spawn().shutdown();
     await again.queue.close();
+  });
+
+  it("records a first contract while Object.prototype holds its hash at -1 (read as the last of no contracts)", async () => {
+    const queue = await Queue.open(new MemoryStore(), "contracts", { clock: new MockClock(1_700_000_000_000), flushIntervalMs: 0 });
+    await whilePolluted({ "-1": "v2" }, () => checkContracts(queue, "contracts", [{ name: "job", hash: "v2" }]));
+    await checkContracts(queue, "contracts", [{ name: "job", hash: "v3" }]);
+    // v2 was recorded before v3: it is refused as older.
+    const err = await checkContracts(queue, "contracts", [{ name: "job", hash: "v2" }]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContractTooOldError);
+    await queue.close();
   });
 });

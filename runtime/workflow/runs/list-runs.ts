@@ -4,6 +4,7 @@
  * or the ended runs of one status), examines a bounded number of its
  * entries and reads each listed run's records: never the whole state.
  */
+import { lastOf } from "../../own-fields.js";
 import type { JobInfo } from "../../queue/types.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import type { RunRecords } from "./workflow-view.js";
@@ -129,6 +130,6 @@ async function readRow(reads: RunReads, runId: RunId, submittedAtMs: number, ent
   const hk = stepHistoryKey(q, runId, t.finalStep);
   const hb = await reads.kvGet(hk);
   const h = hb === null ? undefined : decodeStepRecord(hb, hk);
-  const lastAttempt = h?.attempts[h.attempts.length - 1]?.attempt ?? 0;
+  const lastAttempt = (h === undefined ? undefined : lastOf(h.attempts))?.attempt ?? 0;
   return rowOf(runId, entry, { kind: "ended", terminal: t, stepName: h?.name, attempt: lastAttempt });
 }
