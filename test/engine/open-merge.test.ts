@@ -62,40 +62,44 @@ function expectState(state: State, want: Map<string, string>, space: readonly st
 }
 
 describe("open merges segment runs k-way", () => {
-  it("builds one key run holding each key's newest value, as the model and the run-by-run load do", async () => {
-    const r = testRandom("open merge model");
-    for (let round = 0; round < 6; round++) {
-      // An older compaction's large run, then many small ones over the same keys; some empty.
-      const runs = [runOf(r, 900), ...Array.from({ length: 4 + r.int(20) }, () => (r.int(6) === 0 ? [] : runOf(r, 1 + r.int(300))))];
-      const want = model(runs);
-      const space = Array.from({ length: 2000 }, () => keyOf(r));
-      const merged = await storeOf(runs, 1 + r.int(200));
-      const state = await load(merged.store, merged.manifest);
-      // One run: the segment runs were merged while read, not probed and merged after.
-      expect(state.runCount).toBe(1);
-      expectState(state, want, space);
-      // A run without key sections (run 1, read first) sends the open run by run, with dead bits for
-      // superseded entries: the same state.
-      const byRuns = await storeOf(runs, 1 + r.int(200), (run) => run !== 1);
-      const reference = await load(byRuns.store, byRuns.manifest);
-      expectState(reference, want, space);
-      // Writes and deletes after the open mark the merged run's entries dead as they did the runs'.
-      for (let i = 0; i < 400; i++) {
-        const k = keyOf(r);
-        if (r.int(2) === 0) {
-          expect(state.delete(k)).toBe(want.has(k));
-          expect(reference.delete(k)).toBe(want.has(k));
-          want.delete(k);
-        } else {
-          state.set(k, enc(`v${i}`));
-          reference.set(k, enc(`v${i}`));
-          want.set(k, show(k, enc(`v${i}`)));
+  it(
+    "builds one key run holding each key's newest value, as the model and the run-by-run load do",
+    async () => {
+      const r = testRandom("open merge model");
+      for (let round = 0; round < 6; round++) {
+        // An older compaction's large run, then many small ones over the same keys; some empty.
+        const runs = [runOf(r, 900), ...Array.from({ length: 4 + r.int(20) }, () => (r.int(6) === 0 ? [] : runOf(r, 1 + r.int(300))))];
+        const want = model(runs);
+        const space = Array.from({ length: 2000 }, () => keyOf(r));
+        const merged = await storeOf(runs, 1 + r.int(200));
+        const state = await load(merged.store, merged.manifest);
+        // One run: the segment runs were merged while read, not probed and merged after.
+        expect(state.runCount).toBe(1);
+        expectState(state, want, space);
+        // A run without key sections (run 1, read first) sends the open run by run, with dead bits for
+        // superseded entries: the same state.
+        const byRuns = await storeOf(runs, 1 + r.int(200), (run) => run !== 1);
+        const reference = await load(byRuns.store, byRuns.manifest);
+        expectState(reference, want, space);
+        // Writes and deletes after the open mark the merged run's entries dead as they did the runs'.
+        for (let i = 0; i < 400; i++) {
+          const k = keyOf(r);
+          if (r.int(2) === 0) {
+            expect(state.delete(k)).toBe(want.has(k));
+            expect(reference.delete(k)).toBe(want.has(k));
+            want.delete(k);
+          } else {
+            state.set(k, enc(`v${i}`));
+            reference.set(k, enc(`v${i}`));
+            want.set(k, show(k, enc(`v${i}`)));
+          }
         }
+        expectState(state, want, space);
+        expectState(reference, want, space);
       }
-      expectState(state, want, space);
-      expectState(reference, want, space);
-    }
-  }, HEAVY_TEST_MS);
+    },
+    HEAVY_TEST_MS,
+  );
 
   it("runs shaped as a fill's checkpoints (ascending stretches that touch, overlap or nest) give the model's state", async () => {
     // One run leads for long stretches here, and the merge then compares a run's next key with the
