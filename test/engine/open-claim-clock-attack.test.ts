@@ -10,9 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { Engine, FencedError, LocalStore, MockClock, StoreUnavailableError, WriteBatch, type ObjectStore } from "taquba";
 import { CLAIM_PATIENCE_MS } from "../../runtime/engine/open-claim.js";
-import { parseNumberedKey } from "../../runtime/engine/layout.js";
-import { decodeManifest } from "../../runtime/engine/manifest.js";
-import { keysUnder } from "../support/store-keys.js";
+import { manifestEpochs } from "../support/store-keys.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-open-claim-clock-");
@@ -36,15 +34,6 @@ function beforeManifestPuts(inner: ObjectStore, before: (key: string) => Promise
     delete: (k) => inner.delete(k),
     list: (prefix, opts) => inner.list(prefix, opts),
   };
-}
-
-async function manifestEpochs(store: ObjectStore): Promise<Set<number>> {
-  const out = new Set<number>();
-  for (const key of await keysUnder(store, "manifest/")) {
-    const got = await store.get(key);
-    if (got !== null) out.add(decodeManifest(key, got.body, parseNumberedKey("", "manifest", key)!).epoch);
-  }
-  return out;
 }
 
 describe("an open losing every claim while its clock jumps backwards", () => {

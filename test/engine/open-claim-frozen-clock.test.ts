@@ -14,7 +14,7 @@ import { MAX_MANIFESTS_PASSED, MIN_LOST_CLAIMS } from "../../runtime/engine/open
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest, encodeManifest } from "../../runtime/engine/manifest.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
-import { keysUnder } from "../support/store-keys.js";
+import { keysUnder, manifestEpochs } from "../support/store-keys.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -42,15 +42,6 @@ class BeforeManifestPuts extends ForwardingStore {
     if (key.startsWith("manifest/")) await this.before();
     return super.put(key, body, opts);
   }
-}
-
-async function manifestEpochs(store: ObjectStore): Promise<Set<number>> {
-  const out = new Set<number>();
-  for (const key of await keysUnder(store, "manifest/")) {
-    const got = await store.get(key);
-    if (got !== null) out.add(decodeManifest(key, got.body, parseNumberedKey("", "manifest", key)!).epoch);
-  }
-  return out;
 }
 
 describe("an open whose clock never moves", () => {

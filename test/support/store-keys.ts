@@ -1,4 +1,4 @@
-/** @module What a store holds, read back by tests: keys under a prefix, and segments a manifest lists that are gone. */
+/** @module What a store holds, read back by tests: keys under a prefix, the epochs of its manifests, and segments a manifest lists that are gone. */
 import type { ObjectStore } from "taquba";
 import { parseNumberedKey } from "../../runtime/engine/layout.js";
 import { decodeManifest } from "../../runtime/engine/manifest.js";
@@ -16,4 +16,14 @@ export async function missingListed(store: ObjectStore): Promise<string[]> {
   const manifest = decodeManifest(key, (await store.get(key))!.body, parseNumberedKey("", "manifest", key)!);
   const held = new Set(await keysUnder(store, "seg/"));
   return manifest.segments.map((s) => s.name).filter((name) => !held.has(name));
+}
+
+/** The writer epochs of the manifests `store` holds. */
+export async function manifestEpochs(store: ObjectStore): Promise<Set<number>> {
+  const out = new Set<number>();
+  for (const key of await keysUnder(store, "manifest/")) {
+    const got = await store.get(key);
+    if (got !== null) out.add(decodeManifest(key, got.body, parseNumberedKey("", "manifest", key)!).epoch);
+  }
+  return out;
 }

@@ -12,6 +12,7 @@ import {
   WorkflowRuntime,
   type ObjectStore,
   type OpenOptions,
+  StepOutcome,
   type RunnerHandle,
   type StepRunner,
   type TerminalHook,
@@ -199,4 +200,17 @@ export function holdableStore(): HoldableStore {
       return inner.put(k, b, o);
     },
   };
+}
+
+/** A runner whose steps wait for `release`, then succeed with "late"; `calls` counts the steps it began. */
+export function hangingRunner(release: Promise<void>): StepRunner & { calls: number } {
+  const r = {
+    calls: 0,
+    async runStep() {
+      r.calls++;
+      await release;
+      return StepOutcome.succeed(enc("late"));
+    },
+  };
+  return r;
 }

@@ -7,28 +7,16 @@
  * over another process's reader.
  */
 import { describe, expect, it } from "vitest";
-import { LocalStore, MemoStore, MemoryStore, MockClock, QueueReader, StepOutcome, WorkflowView, type StepRunner } from "taquba";
+import { LocalStore, MemoStore, MemoryStore, MockClock, QueueReader, StepOutcome, WorkflowView } from "taquba";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { INLINE_OUTCOME_MAX_BYTES } from "../../runtime/workflow/runs/inline-outcome.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { enc, openEnv, runnerOf, until, type Env } from "./helpers.js";
+import { enc, hangingRunner, openEnv, runnerOf, until, type Env } from "./helpers.js";
 
 const tempDir = useTempDirs("wf-outcome-end-");
 const headers = { tenant: "acme", order: "o-17" };
 const succeeding = runnerOf(async (s) => StepOutcome.succeed(s.payload));
-
-function hangingRunner(release: Promise<void>): StepRunner & { calls: number } {
-  const r = {
-    calls: 0,
-    async runStep() {
-      r.calls++;
-      await release;
-      return StepOutcome.succeed(enc("late"));
-    },
-  };
-  return r;
-}
 
 /** The run's outcome agrees with its status, also through `wait`; returns the outcome. */
 async function agreesWithStatus(env: Env, runId: string) {

@@ -4,19 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MockClock, StepOutcome, type RunOutcome, type StepRunner, type TerminalHook } from "taquba";
-import { enc, openEnv, until } from "./helpers.js";
-
-function hangingRunner(release: Promise<void>): StepRunner & { calls: number } {
-  const r = {
-    calls: 0,
-    async runStep() {
-      r.calls++;
-      await release;
-      return StepOutcome.succeed(enc("late"));
-    },
-  };
-  return r;
-}
+import { enc, hangingRunner, openEnv, until } from "./helpers.js";
 
 describe("dead-step reconciliation", () => {
   it("terminates a run whose step the reaper dead-lettered, with the notification", async () => {
