@@ -142,6 +142,8 @@ export function compileValidators(roots: readonly ValidatorRoot[], pkg: PackageM
     strictRequired: false,
     allowUnionTypes: true,
     logger: false,
+    // Own fields only: a field a library set on Object.prototype is neither an undeclared field of every object nor a required one present.
+    ownProperties: true,
     // No option that rewrites data (defaults, coercion, removal): validators only judge.
     code: {
       source: true,

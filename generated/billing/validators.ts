@@ -5,6 +5,7 @@ import { validatorRuntime } from "taquba/generated";
 
 export const validateBillingHeaders = validate10;
 const schema11 = {"type":"object","required":["tenant_id"],"properties":{"callback_url":{"type":"string","format":"uri","description":"Where the terminal hook posts the outcome."},"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the work belongs to."}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 const formats0 = validatorRuntime.formats.uri;
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
@@ -12,7 +13,7 @@ function validate10(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.tenant_id === undefined){
+if((data.tenant_id === undefined) || (!(func0.call(data, "tenant_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tenant_id"},message:"must have required property '"+"tenant_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -22,7 +23,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "callback_url") || (key0 === "tenant_id"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -34,7 +35,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.callback_url !== undefined){
+if(data.callback_url !== undefined && func0.call(data, "callback_url")){
 let data0 = data.callback_url;
 if(typeof data0 === "string"){
 if(!(formats0(data0))){
@@ -59,7 +60,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.tenant_id !== undefined){
+if(data.tenant_id !== undefined && func0.call(data, "tenant_id")){
 let data1 = data.tenant_id;
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
@@ -106,7 +107,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.reason === undefined){
+if((data.reason === undefined) || (!(func0.call(data, "reason")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -116,7 +117,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "reason") || (key0 === "retry_after_ms"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -128,7 +129,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.reason !== undefined){
+if(data.reason !== undefined && func0.call(data, "reason")){
 let data0 = data.reason;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -151,7 +152,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.retry_after_ms !== undefined){
+if(data.retry_after_ms !== undefined && func0.call(data, "retry_after_ms")){
 let data1 = data.retry_after_ms;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err4 = {instancePath:instancePath+"/retry_after_ms",schemaPath:"#/properties/retry_after_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -193,14 +194,14 @@ return errors === 0;
 
 export const validateEmailSendInput = validate12;
 const schema13 = {"type":"object","required":["to","subject"],"properties":{"to":{"type":"string","format":"email"},"subject":{"type":"string","minLength":1,"maxLength":200},"body":{"type":"string"}},"additionalProperties":false};
+const func55 = validatorRuntime.ucs2length;
 const formats2 = validatorRuntime.formats.email;
-const func2 = validatorRuntime.ucs2length;
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.to === undefined){
+if((data.to === undefined) || (!(func0.call(data, "to")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -210,7 +211,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.subject === undefined){
+if((data.subject === undefined) || (!(func0.call(data, "subject")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "subject"},message:"must have required property '"+"subject"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -220,7 +221,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "to") || (key0 === "subject")) || (key0 === "body"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -232,7 +233,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.to !== undefined){
+if(data.to !== undefined && func0.call(data, "to")){
 let data0 = data.to;
 if(typeof data0 === "string"){
 if(!(formats2(data0))){
@@ -257,10 +258,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.subject !== undefined){
+if(data.subject !== undefined && func0.call(data, "subject")){
 let data1 = data.subject;
 if(typeof data1 === "string"){
-if(func2(data1) > 200){
+if(func55(data1) > 200){
 const err5 = {instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err5];
@@ -270,7 +271,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(func2(data1) < 1){
+if(func55(data1) < 1){
 const err6 = {instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err6];
@@ -292,7 +293,7 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.body !== undefined){
+if(data.body !== undefined && func0.call(data, "body")){
 if(typeof data.body !== "string"){
 const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -326,7 +327,7 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.message_id === undefined){
+if((data.message_id === undefined) || (!(func0.call(data, "message_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message_id"},message:"must have required property '"+"message_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -336,7 +337,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "message_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -348,7 +349,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.message_id !== undefined){
+if(data.message_id !== undefined && func0.call(data, "message_id")){
 if(typeof data.message_id !== "string"){
 const err2 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -383,7 +384,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.invoice_id === undefined){
+if((data.invoice_id === undefined) || (!(func0.call(data, "invoice_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoice_id"},message:"must have required property '"+"invoice_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -393,7 +394,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.lines === undefined){
+if((data.lines === undefined) || (!(func0.call(data, "lines")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -403,7 +404,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "invoice_id") || (key0 === "lines"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -415,7 +416,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.invoice_id !== undefined){
+if(data.invoice_id !== undefined && func0.call(data, "invoice_id")){
 if(typeof data.invoice_id !== "string"){
 const err3 = {instancePath:instancePath+"/invoice_id",schemaPath:"#/properties/invoice_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -427,7 +428,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.lines !== undefined){
+if(data.lines !== undefined && func0.call(data, "lines")){
 let data1 = data.lines;
 if(Array.isArray(data1)){
 if(data1.length < 1){
@@ -444,7 +445,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.sku === undefined){
+if((data2.sku === undefined) || (!(func0.call(data2, "sku")))){
 const err5 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
 if(vErrors === null){
 vErrors = [err5];
@@ -454,7 +455,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data2.quantity === undefined){
+if((data2.quantity === undefined) || (!(func0.call(data2, "quantity")))){
 const err6 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
 if(vErrors === null){
 vErrors = [err6];
@@ -464,7 +465,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data2.unit_price === undefined){
+if((data2.unit_price === undefined) || (!(func0.call(data2, "unit_price")))){
 const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "unit_price"},message:"must have required property '"+"unit_price"+"'"};
 if(vErrors === null){
 vErrors = [err7];
@@ -474,7 +475,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-for(const key1 in data2){
+for(const key1 of Object.keys(data2)){
 if(!(((key1 === "sku") || (key1 === "quantity")) || (key1 === "unit_price"))){
 const err8 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -486,7 +487,7 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data2.sku !== undefined){
+if(data2.sku !== undefined && func0.call(data2, "sku")){
 if(typeof data2.sku !== "string"){
 const err9 = {instancePath:instancePath+"/lines/" + i0+"/sku",schemaPath:"#/properties/lines/items/properties/sku/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -498,7 +499,7 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data2.quantity !== undefined){
+if(data2.quantity !== undefined && func0.call(data2, "quantity")){
 let data4 = data2.quantity;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err10 = {instancePath:instancePath+"/lines/" + i0+"/quantity",schemaPath:"#/properties/lines/items/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -523,10 +524,10 @@ errors++;
 }
 }
 }
-if(data2.unit_price !== undefined){
+if(data2.unit_price !== undefined && func0.call(data2, "unit_price")){
 let data5 = data2.unit_price;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.amount_cents === undefined){
+if((data5.amount_cents === undefined) || (!(func0.call(data5, "amount_cents")))){
 const err12 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err12];
@@ -536,7 +537,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data5.currency === undefined){
+if((data5.currency === undefined) || (!(func0.call(data5, "currency")))){
 const err13 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
 if(vErrors === null){
 vErrors = [err13];
@@ -546,7 +547,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key2 in data5){
+for(const key2 of Object.keys(data5)){
 if(!((key2 === "amount_cents") || (key2 === "currency"))){
 const err14 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -558,7 +559,7 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data5.amount_cents !== undefined){
+if(data5.amount_cents !== undefined && func0.call(data5, "amount_cents")){
 let data6 = data5.amount_cents;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
 const err15 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -583,7 +584,7 @@ errors++;
 }
 }
 }
-if(data5.currency !== undefined){
+if(data5.currency !== undefined && func0.call(data5, "currency")){
 let data7 = data5.currency;
 if(typeof data7 !== "string"){
 const err17 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -664,7 +665,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object_key === undefined){
+if((data.object_key === undefined) || (!(func0.call(data, "object_key")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -674,7 +675,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.total === undefined){
+if((data.total === undefined) || (!(func0.call(data, "total")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -684,7 +685,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "object_key") || (key0 === "total"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -696,7 +697,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.object_key !== undefined){
+if(data.object_key !== undefined && func0.call(data, "object_key")){
 if(typeof data.object_key !== "string"){
 const err3 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -708,10 +709,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.total !== undefined){
+if(data.total !== undefined && func0.call(data, "total")){
 let data1 = data.total;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.amount_cents === undefined){
+if((data1.amount_cents === undefined) || (!(func0.call(data1, "amount_cents")))){
 const err4 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err4];
@@ -721,7 +722,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data1.currency === undefined){
+if((data1.currency === undefined) || (!(func0.call(data1, "currency")))){
 const err5 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
 if(vErrors === null){
 vErrors = [err5];
@@ -731,7 +732,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-for(const key1 in data1){
+for(const key1 of Object.keys(data1)){
 if(!((key1 === "amount_cents") || (key1 === "currency"))){
 const err6 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -743,7 +744,7 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data1.amount_cents !== undefined){
+if(data1.amount_cents !== undefined && func0.call(data1, "amount_cents")){
 let data2 = data1.amount_cents;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err7 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -768,7 +769,7 @@ errors++;
 }
 }
 }
-if(data1.currency !== undefined){
+if(data1.currency !== undefined && func0.call(data1, "currency")){
 let data3 = data1.currency;
 if(typeof data3 !== "string"){
 const err9 = {instancePath:instancePath+"/total/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -825,7 +826,7 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -835,7 +836,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "order_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -847,10 +848,10 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 let data0 = data.order_id;
 if(typeof data0 === "string"){
-if(func2(data0) < 1){
+if(func55(data0) < 1){
 const err2 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err2];
@@ -894,7 +895,7 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.amount === undefined){
+if((data.amount === undefined) || (!(func0.call(data, "amount")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -904,7 +905,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "amount") || (key0 === "provider_ref"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -916,10 +917,10 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.amount !== undefined){
+if(data.amount !== undefined && func0.call(data, "amount")){
 let data0 = data.amount;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.amount_cents === undefined){
+if((data0.amount_cents === undefined) || (!(func0.call(data0, "amount_cents")))){
 const err2 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -929,7 +930,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data0.currency === undefined){
+if((data0.currency === undefined) || (!(func0.call(data0, "currency")))){
 const err3 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -939,7 +940,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key1 in data0){
+for(const key1 of Object.keys(data0)){
 if(!((key1 === "amount_cents") || (key1 === "currency"))){
 const err4 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -951,7 +952,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data0.amount_cents !== undefined){
+if(data0.amount_cents !== undefined && func0.call(data0, "amount_cents")){
 let data1 = data0.amount_cents;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err5 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -976,7 +977,7 @@ errors++;
 }
 }
 }
-if(data0.currency !== undefined){
+if(data0.currency !== undefined && func0.call(data0, "currency")){
 let data2 = data0.currency;
 if(typeof data2 !== "string"){
 const err7 = {instancePath:instancePath+"/amount/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -1011,7 +1012,7 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.provider_ref !== undefined){
+if(data.provider_ref !== undefined && func0.call(data, "provider_ref")){
 if(typeof data.provider_ref !== "string"){
 const err10 = {instancePath:instancePath+"/provider_ref",schemaPath:"#/properties/provider_ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){

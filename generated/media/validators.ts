@@ -5,12 +5,13 @@ import { validatorRuntime } from "taquba/generated";
 
 export const validateImageScanInput = validate10;
 const schema11 = {"type":"object","required":["object_key"],"properties":{"object_key":{"type":"string"}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object_key === undefined){
+if((data.object_key === undefined) || (!(func0.call(data, "object_key")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -20,7 +21,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "object_key")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -32,7 +33,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.object_key !== undefined){
+if(data.object_key !== undefined && func0.call(data, "object_key")){
 if(typeof data.object_key !== "string"){
 const err2 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -66,7 +67,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.verdict === undefined){
+if((data.verdict === undefined) || (!(func0.call(data, "verdict")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -76,7 +77,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "verdict") || (key0 === "detail"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -88,7 +89,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.verdict !== undefined){
+if(data.verdict !== undefined && func0.call(data, "verdict")){
 let data0 = data.verdict;
 if(!((data0 === "clean") || (data0 === "infected"))){
 const err2 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema12.properties.verdict.enum},message:"must be equal to one of the allowed values"};
@@ -101,7 +102,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.detail !== undefined){
+if(data.detail !== undefined && func0.call(data, "detail")){
 let data1 = data.detail;
 if((typeof data1 !== "string") && (data1 !== null)){
 const err3 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: schema12.properties.detail.type},message:"must be string,null"};
@@ -131,13 +132,13 @@ return errors === 0;
 
 export const validateImageThumbnailInput = validate12;
 const schema13 = {"type":"object","required":["object_key","sizes"],"properties":{"object_key":{"type":"string","minLength":1},"sizes":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"integer","enum":[64,128,256,512]}}},"additionalProperties":false};
-const func2 = validatorRuntime.ucs2length;
+const func53 = validatorRuntime.ucs2length;
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object_key === undefined){
+if((data.object_key === undefined) || (!(func0.call(data, "object_key")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -147,7 +148,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.sizes === undefined){
+if((data.sizes === undefined) || (!(func0.call(data, "sizes")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sizes"},message:"must have required property '"+"sizes"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -157,7 +158,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "object_key") || (key0 === "sizes"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -169,10 +170,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.object_key !== undefined){
+if(data.object_key !== undefined && func0.call(data, "object_key")){
 let data0 = data.object_key;
 if(typeof data0 === "string"){
-if(func2(data0) < 1){
+if(func53(data0) < 1){
 const err3 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
@@ -194,7 +195,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.sizes !== undefined){
+if(data.sizes !== undefined && func0.call(data, "sizes")){
 let data1 = data.sizes;
 if(Array.isArray(data1)){
 if(data1.length < 1){
@@ -289,7 +290,7 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.thumbnails === undefined){
+if((data.thumbnails === undefined) || (!(func0.call(data, "thumbnails")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thumbnails"},message:"must have required property '"+"thumbnails"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -299,7 +300,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "thumbnails")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -311,10 +312,10 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.thumbnails !== undefined){
+if(data.thumbnails !== undefined && func0.call(data, "thumbnails")){
 let data0 = data.thumbnails;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-for(const key1 in data0){
+for(const key1 of Object.keys(data0)){
 if(typeof data0[key1] !== "string"){
 const err2 = {instancePath:instancePath+"/thumbnails/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/thumbnails/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -360,7 +361,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "trace_id")){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -372,7 +373,7 @@ vErrors.push(err0);
 errors++;
 }
 }
-if(data.trace_id !== undefined){
+if(data.trace_id !== undefined && func0.call(data, "trace_id")){
 if(typeof data.trace_id !== "string"){
 const err1 = {instancePath:instancePath+"/trace_id",schemaPath:"#/properties/trace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){

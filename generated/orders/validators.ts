@@ -5,12 +5,13 @@ import { validatorRuntime } from "taquba/generated";
 
 export const validateOrderFulfilAwaitPaymentPayload = validate10;
 const schema11 = {"type":"object","required":["order_id","reservation_id","total_cents"],"properties":{"order_id":{"type":"string"},"reservation_id":{"type":"string"},"total_cents":{"type":"integer"}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -20,7 +21,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.reservation_id === undefined){
+if((data.reservation_id === undefined) || (!(func0.call(data, "reservation_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservation_id"},message:"must have required property '"+"reservation_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -30,7 +31,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.total_cents === undefined){
+if((data.total_cents === undefined) || (!(func0.call(data, "total_cents")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total_cents"},message:"must have required property '"+"total_cents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -40,7 +41,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order_id") || (key0 === "reservation_id")) || (key0 === "total_cents"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -52,7 +53,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 if(typeof data.order_id !== "string"){
 const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -64,7 +65,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.reservation_id !== undefined){
+if(data.reservation_id !== undefined && func0.call(data, "reservation_id")){
 if(typeof data.reservation_id !== "string"){
 const err5 = {instancePath:instancePath+"/reservation_id",schemaPath:"#/properties/reservation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -76,7 +77,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.total_cents !== undefined){
+if(data.total_cents !== undefined && func0.call(data, "total_cents")){
 let data2 = data.total_cents;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err6 = {instancePath:instancePath+"/total_cents",schemaPath:"#/properties/total_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -111,7 +112,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.reason === undefined){
+if((data.reason === undefined) || (!(func0.call(data, "reason")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -121,7 +122,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "reason") || (key0 === "detail"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -133,7 +134,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.reason !== undefined){
+if(data.reason !== undefined && func0.call(data, "reason")){
 let data0 = data.reason;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -156,7 +157,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.detail !== undefined){
+if(data.detail !== undefined && func0.call(data, "detail")){
 if(typeof data.detail !== "string"){
 const err4 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -186,13 +187,13 @@ return errors === 0;
 export const validateOrderFulfilInput = validate12;
 const schema13 = {"type":"object","required":["order_id","lines","total_cents"],"properties":{"order_id":{"type":"string","minLength":1},"lines":{"type":"array","minItems":1,"items":{"$ref":"taquba:types#/definitions/OrderLine"}},"total_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
 const schema15 = {"type":"object","required":["sku","quantity"],"properties":{"sku":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1}},"additionalProperties":false};
-const func2 = validatorRuntime.ucs2length;
+const func58 = validatorRuntime.ucs2length;
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -202,7 +203,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.lines === undefined){
+if((data.lines === undefined) || (!(func0.call(data, "lines")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -212,7 +213,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.total_cents === undefined){
+if((data.total_cents === undefined) || (!(func0.call(data, "total_cents")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total_cents"},message:"must have required property '"+"total_cents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -222,7 +223,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order_id") || (key0 === "lines")) || (key0 === "total_cents"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -234,10 +235,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 let data0 = data.order_id;
 if(typeof data0 === "string"){
-if(func2(data0) < 1){
+if(func58(data0) < 1){
 const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err4];
@@ -259,7 +260,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.lines !== undefined){
+if(data.lines !== undefined && func0.call(data, "lines")){
 let data1 = data.lines;
 if(Array.isArray(data1)){
 if(data1.length < 1){
@@ -276,7 +277,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.sku === undefined){
+if((data2.sku === undefined) || (!(func0.call(data2, "sku")))){
 const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
 if(vErrors === null){
 vErrors = [err7];
@@ -286,7 +287,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(data2.quantity === undefined){
+if((data2.quantity === undefined) || (!(func0.call(data2, "quantity")))){
 const err8 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
 if(vErrors === null){
 vErrors = [err8];
@@ -296,7 +297,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-for(const key1 in data2){
+for(const key1 of Object.keys(data2)){
 if(!((key1 === "sku") || (key1 === "quantity"))){
 const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -308,10 +309,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data2.sku !== undefined){
+if(data2.sku !== undefined && func0.call(data2, "sku")){
 let data3 = data2.sku;
 if(typeof data3 === "string"){
-if(func2(data3) < 1){
+if(func58(data3) < 1){
 const err10 = {instancePath:instancePath+"/lines/" + i0+"/sku",schemaPath:"taquba:types#/definitions/OrderLine/properties/sku/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
@@ -333,7 +334,7 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data2.quantity !== undefined){
+if(data2.quantity !== undefined && func0.call(data2, "quantity")){
 let data4 = data2.quantity;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err12 = {instancePath:instancePath+"/lines/" + i0+"/quantity",schemaPath:"taquba:types#/definitions/OrderLine/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -382,7 +383,7 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.total_cents !== undefined){
+if(data.total_cents !== undefined && func0.call(data, "total_cents")){
 let data5 = data.total_cents;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
 const err16 = {instancePath:instancePath+"/total_cents",schemaPath:"#/properties/total_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -429,7 +430,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -439,7 +440,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.reservation_id === undefined){
+if((data.reservation_id === undefined) || (!(func0.call(data, "reservation_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservation_id"},message:"must have required property '"+"reservation_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -449,7 +450,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.paid_cents === undefined){
+if((data.paid_cents === undefined) || (!(func0.call(data, "paid_cents")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_cents"},message:"must have required property '"+"paid_cents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -459,7 +460,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order_id") || (key0 === "reservation_id")) || (key0 === "paid_cents"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -471,7 +472,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 if(typeof data.order_id !== "string"){
 const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -483,7 +484,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.reservation_id !== undefined){
+if(data.reservation_id !== undefined && func0.call(data, "reservation_id")){
 if(typeof data.reservation_id !== "string"){
 const err5 = {instancePath:instancePath+"/reservation_id",schemaPath:"#/properties/reservation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -495,7 +496,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.paid_cents !== undefined){
+if(data.paid_cents !== undefined && func0.call(data, "paid_cents")){
 let data2 = data.paid_cents;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err6 = {instancePath:instancePath+"/paid_cents",schemaPath:"#/properties/paid_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -530,7 +531,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -540,7 +541,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.paid_cents === undefined){
+if((data.paid_cents === undefined) || (!(func0.call(data, "paid_cents")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_cents"},message:"must have required property '"+"paid_cents"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -550,7 +551,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.tracking_number === undefined){
+if((data.tracking_number === undefined) || (!(func0.call(data, "tracking_number")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tracking_number"},message:"must have required property '"+"tracking_number"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -560,7 +561,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order_id") || (key0 === "paid_cents")) || (key0 === "tracking_number"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -572,7 +573,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 if(typeof data.order_id !== "string"){
 const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -584,7 +585,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.paid_cents !== undefined){
+if(data.paid_cents !== undefined && func0.call(data, "paid_cents")){
 let data1 = data.paid_cents;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err5 = {instancePath:instancePath+"/paid_cents",schemaPath:"#/properties/paid_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -597,7 +598,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.tracking_number !== undefined){
+if(data.tracking_number !== undefined && func0.call(data, "tracking_number")){
 if(typeof data.tracking_number !== "string"){
 const err6 = {instancePath:instancePath+"/tracking_number",schemaPath:"#/properties/tracking_number/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -631,7 +632,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -641,7 +642,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.parcel_id === undefined){
+if((data.parcel_id === undefined) || (!(func0.call(data, "parcel_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcel_id"},message:"must have required property '"+"parcel_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -651,7 +652,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.paid_cents === undefined){
+if((data.paid_cents === undefined) || (!(func0.call(data, "paid_cents")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_cents"},message:"must have required property '"+"paid_cents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -661,7 +662,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order_id") || (key0 === "parcel_id")) || (key0 === "paid_cents"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -673,7 +674,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 if(typeof data.order_id !== "string"){
 const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -685,7 +686,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.parcel_id !== undefined){
+if(data.parcel_id !== undefined && func0.call(data, "parcel_id")){
 if(typeof data.parcel_id !== "string"){
 const err5 = {instancePath:instancePath+"/parcel_id",schemaPath:"#/properties/parcel_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -697,7 +698,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.paid_cents !== undefined){
+if(data.paid_cents !== undefined && func0.call(data, "paid_cents")){
 let data2 = data.paid_cents;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err6 = {instancePath:instancePath+"/paid_cents",schemaPath:"#/properties/paid_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -733,7 +734,7 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.tenant_id === undefined){
+if((data.tenant_id === undefined) || (!(func0.call(data, "tenant_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tenant_id"},message:"must have required property '"+"tenant_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -743,7 +744,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "tenant_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -755,7 +756,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.tenant_id !== undefined){
+if(data.tenant_id !== undefined && func0.call(data, "tenant_id")){
 let data0 = data.tenant_id;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
@@ -802,7 +803,7 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -812,7 +813,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "order_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -824,10 +825,10 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 let data0 = data.order_id;
 if(typeof data0 === "string"){
-if(func2(data0) < 1){
+if(func58(data0) < 1){
 const err2 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err2];
@@ -871,7 +872,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.amount_cents === undefined){
+if((data.amount_cents === undefined) || (!(func0.call(data, "amount_cents")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -881,7 +882,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "amount_cents") || (key0 === "provider_ref"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -893,7 +894,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.amount_cents !== undefined){
+if(data.amount_cents !== undefined && func0.call(data, "amount_cents")){
 let data0 = data.amount_cents;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err2 = {instancePath:instancePath+"/amount_cents",schemaPath:"#/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -918,7 +919,7 @@ errors++;
 }
 }
 }
-if(data.provider_ref !== undefined){
+if(data.provider_ref !== undefined && func0.call(data, "provider_ref")){
 if(typeof data.provider_ref !== "string"){
 const err4 = {instancePath:instancePath+"/provider_ref",schemaPath:"#/properties/provider_ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){

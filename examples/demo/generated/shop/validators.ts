@@ -5,13 +5,14 @@ import { validatorRuntime } from "taquba/generated";
 
 export const validateApprovalSignalParams = validate10;
 const schema11 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
-const func2 = validatorRuntime.ucs2length;
+const func0 = Object.prototype.hasOwnProperty;
+const func47 = validatorRuntime.ucs2length;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -21,7 +22,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "order_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -33,10 +34,10 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 let data0 = data.order_id;
 if(typeof data0 === "string"){
-if(func2(data0) < 1){
+if(func47(data0) < 1){
 const err2 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err2];
@@ -80,7 +81,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.approved === undefined){
+if((data.approved === undefined) || (!(func0.call(data, "approved")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "approved"},message:"must have required property '"+"approved"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -90,7 +91,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.by === undefined){
+if((data.by === undefined) || (!(func0.call(data, "by")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -100,7 +101,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "approved") || (key0 === "by"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -112,7 +113,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.approved !== undefined){
+if(data.approved !== undefined && func0.call(data, "approved")){
 if(typeof data.approved !== "boolean"){
 const err3 = {instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
@@ -124,10 +125,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.by !== undefined){
+if(data.by !== undefined && func0.call(data, "by")){
 let data1 = data.by;
 if(typeof data1 === "string"){
-if(func2(data1) < 1){
+if(func47(data1) < 1){
 const err4 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err4];
@@ -173,7 +174,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order === undefined){
+if((data.order === undefined) || (!(func0.call(data, "order")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -183,7 +184,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.reservation_id === undefined){
+if((data.reservation_id === undefined) || (!(func0.call(data, "reservation_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservation_id"},message:"must have required property '"+"reservation_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -193,7 +194,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "order") || (key0 === "reservation_id"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -205,10 +206,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.order !== undefined){
+if(data.order !== undefined && func0.call(data, "order")){
 let data0 = data.order;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.order_id === undefined){
+if((data0.order_id === undefined) || (!(func0.call(data0, "order_id")))){
 const err3 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -218,7 +219,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data0.item === undefined){
+if((data0.item === undefined) || (!(func0.call(data0, "item")))){
 const err4 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
 if(vErrors === null){
 vErrors = [err4];
@@ -228,7 +229,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data0.quantity === undefined){
+if((data0.quantity === undefined) || (!(func0.call(data0, "quantity")))){
 const err5 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
 if(vErrors === null){
 vErrors = [err5];
@@ -238,7 +239,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data0.amount_cents === undefined){
+if((data0.amount_cents === undefined) || (!(func0.call(data0, "amount_cents")))){
 const err6 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err6];
@@ -248,7 +249,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-for(const key1 in data0){
+for(const key1 of Object.keys(data0)){
 if(!((((key1 === "order_id") || (key1 === "item")) || (key1 === "quantity")) || (key1 === "amount_cents"))){
 const err7 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -260,7 +261,7 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data0.order_id !== undefined){
+if(data0.order_id !== undefined && func0.call(data0, "order_id")){
 let data1 = data0.order_id;
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
@@ -285,10 +286,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data0.item !== undefined){
+if(data0.item !== undefined && func0.call(data0, "item")){
 let data2 = data0.item;
 if(typeof data2 === "string"){
-if(func2(data2) < 1){
+if(func47(data2) < 1){
 const err10 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
@@ -310,7 +311,7 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data0.quantity !== undefined){
+if(data0.quantity !== undefined && func0.call(data0, "quantity")){
 let data3 = data0.quantity;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -335,7 +336,7 @@ errors++;
 }
 }
 }
-if(data0.amount_cents !== undefined){
+if(data0.amount_cents !== undefined && func0.call(data0, "amount_cents")){
 let data4 = data0.amount_cents;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err14 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -372,7 +373,7 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.reservation_id !== undefined){
+if(data.reservation_id !== undefined && func0.call(data, "reservation_id")){
 if(typeof data.reservation_id !== "string"){
 const err17 = {instancePath:instancePath+"/reservation_id",schemaPath:"#/properties/reservation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -406,7 +407,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order === undefined){
+if((data.order === undefined) || (!(func0.call(data, "order")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -416,7 +417,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.charge_id === undefined){
+if((data.charge_id === undefined) || (!(func0.call(data, "charge_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charge_id"},message:"must have required property '"+"charge_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -426,7 +427,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "order") || (key0 === "charge_id"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -438,10 +439,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.order !== undefined){
+if(data.order !== undefined && func0.call(data, "order")){
 let data0 = data.order;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.order_id === undefined){
+if((data0.order_id === undefined) || (!(func0.call(data0, "order_id")))){
 const err3 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -451,7 +452,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data0.item === undefined){
+if((data0.item === undefined) || (!(func0.call(data0, "item")))){
 const err4 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
 if(vErrors === null){
 vErrors = [err4];
@@ -461,7 +462,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data0.quantity === undefined){
+if((data0.quantity === undefined) || (!(func0.call(data0, "quantity")))){
 const err5 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
 if(vErrors === null){
 vErrors = [err5];
@@ -471,7 +472,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data0.amount_cents === undefined){
+if((data0.amount_cents === undefined) || (!(func0.call(data0, "amount_cents")))){
 const err6 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err6];
@@ -481,7 +482,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-for(const key1 in data0){
+for(const key1 of Object.keys(data0)){
 if(!((((key1 === "order_id") || (key1 === "item")) || (key1 === "quantity")) || (key1 === "amount_cents"))){
 const err7 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -493,7 +494,7 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data0.order_id !== undefined){
+if(data0.order_id !== undefined && func0.call(data0, "order_id")){
 let data1 = data0.order_id;
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
@@ -518,10 +519,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data0.item !== undefined){
+if(data0.item !== undefined && func0.call(data0, "item")){
 let data2 = data0.item;
 if(typeof data2 === "string"){
-if(func2(data2) < 1){
+if(func47(data2) < 1){
 const err10 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err10];
@@ -543,7 +544,7 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data0.quantity !== undefined){
+if(data0.quantity !== undefined && func0.call(data0, "quantity")){
 let data3 = data0.quantity;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err12 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -568,7 +569,7 @@ errors++;
 }
 }
 }
-if(data0.amount_cents !== undefined){
+if(data0.amount_cents !== undefined && func0.call(data0, "amount_cents")){
 let data4 = data0.amount_cents;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err14 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -605,7 +606,7 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.charge_id !== undefined){
+if(data.charge_id !== undefined && func0.call(data, "charge_id")){
 if(typeof data.charge_id !== "string"){
 const err17 = {instancePath:instancePath+"/charge_id",schemaPath:"#/properties/charge_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -639,7 +640,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.reason === undefined){
+if((data.reason === undefined) || (!(func0.call(data, "reason")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -649,7 +650,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "reason") || (key0 === "detail"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -661,7 +662,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.reason !== undefined){
+if(data.reason !== undefined && func0.call(data, "reason")){
 let data0 = data.reason;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -684,7 +685,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.detail !== undefined){
+if(data.detail !== undefined && func0.call(data, "detail")){
 if(typeof data.detail !== "string"){
 const err4 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -718,7 +719,7 @@ function validate16(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -728,7 +729,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.item === undefined){
+if((data.item === undefined) || (!(func0.call(data, "item")))){
 const err1 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -738,7 +739,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.quantity === undefined){
+if((data.quantity === undefined) || (!(func0.call(data, "quantity")))){
 const err2 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -748,7 +749,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.amount_cents === undefined){
+if((data.amount_cents === undefined) || (!(func0.call(data, "amount_cents")))){
 const err3 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -758,7 +759,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "order_id") || (key0 === "item")) || (key0 === "quantity")) || (key0 === "amount_cents"))){
 const err4 = {instancePath,schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -770,7 +771,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 let data0 = data.order_id;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
@@ -795,10 +796,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.item !== undefined){
+if(data.item !== undefined && func0.call(data, "item")){
 let data1 = data.item;
 if(typeof data1 === "string"){
-if(func2(data1) < 1){
+if(func47(data1) < 1){
 const err7 = {instancePath:instancePath+"/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err7];
@@ -820,7 +821,7 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.quantity !== undefined){
+if(data.quantity !== undefined && func0.call(data, "quantity")){
 let data2 = data.quantity;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err9 = {instancePath:instancePath+"/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -845,7 +846,7 @@ errors++;
 }
 }
 }
-if(data.amount_cents !== undefined){
+if(data.amount_cents !== undefined && func0.call(data, "amount_cents")){
 let data3 = data.amount_cents;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err11 = {instancePath:instancePath+"/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -892,7 +893,7 @@ function validate17(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order_id === undefined){
+if((data.order_id === undefined) || (!(func0.call(data, "order_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -902,7 +903,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.charge_id === undefined){
+if((data.charge_id === undefined) || (!(func0.call(data, "charge_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charge_id"},message:"must have required property '"+"charge_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -912,7 +913,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.tracking_number === undefined){
+if((data.tracking_number === undefined) || (!(func0.call(data, "tracking_number")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tracking_number"},message:"must have required property '"+"tracking_number"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -922,7 +923,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order_id") || (key0 === "charge_id")) || (key0 === "tracking_number"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -934,7 +935,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order_id !== undefined){
+if(data.order_id !== undefined && func0.call(data, "order_id")){
 if(typeof data.order_id !== "string"){
 const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -946,7 +947,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.charge_id !== undefined){
+if(data.charge_id !== undefined && func0.call(data, "charge_id")){
 if(typeof data.charge_id !== "string"){
 const err5 = {instancePath:instancePath+"/charge_id",schemaPath:"#/properties/charge_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -958,7 +959,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.tracking_number !== undefined){
+if(data.tracking_number !== undefined && func0.call(data, "tracking_number")){
 if(typeof data.tracking_number !== "string"){
 const err6 = {instancePath:instancePath+"/tracking_number",schemaPath:"#/properties/tracking_number/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -992,7 +993,7 @@ function validate18(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.order === undefined){
+if((data.order === undefined) || (!(func0.call(data, "order")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -1002,7 +1003,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.charge_id === undefined){
+if((data.charge_id === undefined) || (!(func0.call(data, "charge_id")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charge_id"},message:"must have required property '"+"charge_id"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -1012,7 +1013,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.documents === undefined){
+if((data.documents === undefined) || (!(func0.call(data, "documents")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "documents"},message:"must have required property '"+"documents"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -1022,7 +1023,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "order") || (key0 === "charge_id")) || (key0 === "documents"))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1034,10 +1035,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.order !== undefined){
+if(data.order !== undefined && func0.call(data, "order")){
 let data0 = data.order;
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
-if(data0.order_id === undefined){
+if((data0.order_id === undefined) || (!(func0.call(data0, "order_id")))){
 const err4 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
 if(vErrors === null){
 vErrors = [err4];
@@ -1047,7 +1048,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data0.item === undefined){
+if((data0.item === undefined) || (!(func0.call(data0, "item")))){
 const err5 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
 if(vErrors === null){
 vErrors = [err5];
@@ -1057,7 +1058,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data0.quantity === undefined){
+if((data0.quantity === undefined) || (!(func0.call(data0, "quantity")))){
 const err6 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
 if(vErrors === null){
 vErrors = [err6];
@@ -1067,7 +1068,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(data0.amount_cents === undefined){
+if((data0.amount_cents === undefined) || (!(func0.call(data0, "amount_cents")))){
 const err7 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
 if(vErrors === null){
 vErrors = [err7];
@@ -1077,7 +1078,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-for(const key1 in data0){
+for(const key1 of Object.keys(data0)){
 if(!((((key1 === "order_id") || (key1 === "item")) || (key1 === "quantity")) || (key1 === "amount_cents"))){
 const err8 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -1089,7 +1090,7 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data0.order_id !== undefined){
+if(data0.order_id !== undefined && func0.call(data0, "order_id")){
 let data1 = data0.order_id;
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
@@ -1114,10 +1115,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data0.item !== undefined){
+if(data0.item !== undefined && func0.call(data0, "item")){
 let data2 = data0.item;
 if(typeof data2 === "string"){
-if(func2(data2) < 1){
+if(func47(data2) < 1){
 const err11 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err11];
@@ -1139,7 +1140,7 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data0.quantity !== undefined){
+if(data0.quantity !== undefined && func0.call(data0, "quantity")){
 let data3 = data0.quantity;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err13 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -1164,7 +1165,7 @@ errors++;
 }
 }
 }
-if(data0.amount_cents !== undefined){
+if(data0.amount_cents !== undefined && func0.call(data0, "amount_cents")){
 let data4 = data0.amount_cents;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
 const err15 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -1201,7 +1202,7 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.charge_id !== undefined){
+if(data.charge_id !== undefined && func0.call(data, "charge_id")){
 if(typeof data.charge_id !== "string"){
 const err18 = {instancePath:instancePath+"/charge_id",schemaPath:"#/properties/charge_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -1213,7 +1214,7 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.documents !== undefined){
+if(data.documents !== undefined && func0.call(data, "documents")){
 let data6 = data.documents;
 if(Array.isArray(data6)){
 const len0 = data6.length;
@@ -1263,7 +1264,7 @@ function validate19(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];

@@ -10,7 +10,7 @@ function validate10(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -37,13 +37,14 @@ return errors === 0;
 
 export const validateDecisionSignalParams = validate11;
 const schema12 = {"type":"object","required":["request_id"],"properties":{"request_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)"}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.request_id === undefined){
+if((data.request_id === undefined) || (!(func0.call(data, "request_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"},message:"must have required property '"+"request_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -53,7 +54,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "request_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -65,7 +66,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.request_id !== undefined){
+if(data.request_id !== undefined && func0.call(data, "request_id")){
 let data0 = data.request_id;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
@@ -107,13 +108,13 @@ return errors === 0;
 
 export const validateDecisionSignalPayload = validate12;
 const schema13 = {"type":"object","required":["approved","by"],"properties":{"approved":{"type":"boolean"},"by":{"type":"string","minLength":1},"comment":{"type":"string"}},"additionalProperties":false};
-const func2 = validatorRuntime.ucs2length;
+const func51 = validatorRuntime.ucs2length;
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.approved === undefined){
+if((data.approved === undefined) || (!(func0.call(data, "approved")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "approved"},message:"must have required property '"+"approved"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -123,7 +124,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.by === undefined){
+if((data.by === undefined) || (!(func0.call(data, "by")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -133,7 +134,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "approved") || (key0 === "by")) || (key0 === "comment"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -145,7 +146,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.approved !== undefined){
+if(data.approved !== undefined && func0.call(data, "approved")){
 if(typeof data.approved !== "boolean"){
 const err3 = {instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
@@ -157,10 +158,10 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.by !== undefined){
+if(data.by !== undefined && func0.call(data, "by")){
 let data1 = data.by;
 if(typeof data1 === "string"){
-if(func2(data1) < 1){
+if(func51(data1) < 1){
 const err4 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err4];
@@ -182,7 +183,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.comment !== undefined){
+if(data.comment !== undefined && func0.call(data, "comment")){
 if(typeof data.comment !== "string"){
 const err6 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){

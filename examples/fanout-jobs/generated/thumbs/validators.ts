@@ -3,6 +3,7 @@
 /* eslint-disable */
 export const validateAlbumPublishInput = validate10;
 const schema11 = {"type":"object","required":["album","photos"],"properties":{"album":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+$)"},"photos":{"type":"array","minItems":1,"items":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+\\.jpg$)"}}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+$)", "u");
 const pattern1 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]+\\.jpg$)", "u");
 
@@ -10,7 +11,7 @@ function validate10(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.album === undefined){
+if((data.album === undefined) || (!(func0.call(data, "album")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "album"},message:"must have required property '"+"album"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -20,7 +21,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.photos === undefined){
+if((data.photos === undefined) || (!(func0.call(data, "photos")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "photos"},message:"must have required property '"+"photos"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -30,7 +31,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "album") || (key0 === "photos"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -42,7 +43,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.album !== undefined){
+if(data.album !== undefined && func0.call(data, "album")){
 let data0 = data.album;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
@@ -67,7 +68,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.photos !== undefined){
+if(data.photos !== undefined && func0.call(data, "photos")){
 let data1 = data.photos;
 if(Array.isArray(data1)){
 if(data1.length < 1){
@@ -141,7 +142,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.album === undefined){
+if((data.album === undefined) || (!(func0.call(data, "album")))){
 const err0 = {instancePath,schemaPath:"taquba:types#/definitions/Thumbnails/required",keyword:"required",params:{missingProperty: "album"},message:"must have required property '"+"album"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -151,7 +152,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.thumbnails === undefined){
+if((data.thumbnails === undefined) || (!(func0.call(data, "thumbnails")))){
 const err1 = {instancePath,schemaPath:"taquba:types#/definitions/Thumbnails/required",keyword:"required",params:{missingProperty: "thumbnails"},message:"must have required property '"+"thumbnails"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -161,7 +162,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.total_bytes === undefined){
+if((data.total_bytes === undefined) || (!(func0.call(data, "total_bytes")))){
 const err2 = {instancePath,schemaPath:"taquba:types#/definitions/Thumbnails/required",keyword:"required",params:{missingProperty: "total_bytes"},message:"must have required property '"+"total_bytes"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -171,7 +172,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((key0 === "album") || (key0 === "thumbnails")) || (key0 === "total_bytes"))){
 const err3 = {instancePath,schemaPath:"taquba:types#/definitions/Thumbnails/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -183,7 +184,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.album !== undefined){
+if(data.album !== undefined && func0.call(data, "album")){
 if(typeof data.album !== "string"){
 const err4 = {instancePath:instancePath+"/album",schemaPath:"taquba:types#/definitions/Thumbnails/properties/album/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -195,7 +196,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.thumbnails !== undefined){
+if(data.thumbnails !== undefined && func0.call(data, "thumbnails")){
 let data1 = data.thumbnails;
 if(Array.isArray(data1)){
 const len0 = data1.length;
@@ -223,7 +224,7 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.total_bytes !== undefined){
+if(data.total_bytes !== undefined && func0.call(data, "total_bytes")){
 let data3 = data.total_bytes;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err7 = {instancePath:instancePath+"/total_bytes",schemaPath:"taquba:types#/definitions/Thumbnails/properties/total_bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -270,7 +271,7 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.photo === undefined){
+if((data.photo === undefined) || (!(func0.call(data, "photo")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "photo"},message:"must have required property '"+"photo"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -280,7 +281,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.width === undefined){
+if((data.width === undefined) || (!(func0.call(data, "width")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -290,7 +291,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "photo") || (key0 === "width"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -302,7 +303,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.photo !== undefined){
+if(data.photo !== undefined && func0.call(data, "photo")){
 let data0 = data.photo;
 if(typeof data0 === "string"){
 if(!pattern1.test(data0)){
@@ -327,7 +328,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.width !== undefined){
+if(data.width !== undefined && func0.call(data, "width")){
 let data1 = data.width;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err5 = {instancePath:instancePath+"/width",schemaPath:"#/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -372,7 +373,7 @@ function validate14(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object_key === undefined){
+if((data.object_key === undefined) || (!(func0.call(data, "object_key")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -382,7 +383,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.bytes === undefined){
+if((data.bytes === undefined) || (!(func0.call(data, "bytes")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -392,7 +393,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "object_key") || (key0 === "bytes"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -404,7 +405,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.object_key !== undefined){
+if(data.object_key !== undefined && func0.call(data, "object_key")){
 if(typeof data.object_key !== "string"){
 const err3 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -416,7 +417,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.bytes !== undefined){
+if(data.bytes !== undefined && func0.call(data, "bytes")){
 let data1 = data.bytes;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err4 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -463,7 +464,7 @@ function validate15(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];

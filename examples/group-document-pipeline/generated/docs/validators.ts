@@ -3,13 +3,14 @@
 /* eslint-disable */
 export const validateDocsHeaders = validate10;
 const schema11 = {"type":"object","required":["batch_id"],"properties":{"batch_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The intake batch the document belongs to."}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.batch_id === undefined){
+if((data.batch_id === undefined) || (!(func0.call(data, "batch_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "batch_id"},message:"must have required property '"+"batch_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -19,7 +20,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "batch_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -31,7 +32,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.batch_id !== undefined){
+if(data.batch_id !== undefined && func0.call(data, "batch_id")){
 let data0 = data.batch_id;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
@@ -78,7 +79,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.reason === undefined){
+if((data.reason === undefined) || (!(func0.call(data, "reason")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -88,7 +89,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "reason") || (key0 === "cost_micro_usd"))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -100,7 +101,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.reason !== undefined){
+if(data.reason !== undefined && func0.call(data, "reason")){
 let data0 = data.reason;
 if(typeof data0 !== "string"){
 const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -123,7 +124,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.cost_micro_usd !== undefined){
+if(data.cost_micro_usd !== undefined && func0.call(data, "cost_micro_usd")){
 let data1 = data.cost_micro_usd;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err4 = {instancePath:instancePath+"/cost_micro_usd",schemaPath:"#/properties/cost_micro_usd/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -171,7 +172,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.doc_id === undefined){
+if((data.doc_id === undefined) || (!(func0.call(data, "doc_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "doc_id"},message:"must have required property '"+"doc_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -181,7 +182,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.pages === undefined){
+if((data.pages === undefined) || (!(func0.call(data, "pages")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pages"},message:"must have required property '"+"pages"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -191,7 +192,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "doc_id") || (key0 === "pages"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -203,7 +204,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.doc_id !== undefined){
+if(data.doc_id !== undefined && func0.call(data, "doc_id")){
 let data0 = data.doc_id;
 if(typeof data0 === "string"){
 if(!pattern1.test(data0)){
@@ -228,7 +229,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.pages !== undefined){
+if(data.pages !== undefined && func0.call(data, "pages")){
 let data1 = data.pages;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err5 = {instancePath:instancePath+"/pages",schemaPath:"#/properties/pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -285,7 +286,7 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.doc_id === undefined){
+if((data.doc_id === undefined) || (!(func0.call(data, "doc_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "doc_id"},message:"must have required property '"+"doc_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -295,7 +296,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.category === undefined){
+if((data.category === undefined) || (!(func0.call(data, "category")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "category"},message:"must have required property '"+"category"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -305,7 +306,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.words === undefined){
+if((data.words === undefined) || (!(func0.call(data, "words")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "words"},message:"must have required property '"+"words"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -315,7 +316,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.cost_micro_usd === undefined){
+if((data.cost_micro_usd === undefined) || (!(func0.call(data, "cost_micro_usd")))){
 const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost_micro_usd"},message:"must have required property '"+"cost_micro_usd"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -325,7 +326,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "doc_id") || (key0 === "category")) || (key0 === "words")) || (key0 === "cost_micro_usd"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -337,7 +338,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.doc_id !== undefined){
+if(data.doc_id !== undefined && func0.call(data, "doc_id")){
 if(typeof data.doc_id !== "string"){
 const err5 = {instancePath:instancePath+"/doc_id",schemaPath:"#/properties/doc_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -349,7 +350,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.category !== undefined){
+if(data.category !== undefined && func0.call(data, "category")){
 let data1 = data.category;
 if(typeof data1 !== "string"){
 const err6 = {instancePath:instancePath+"/category",schemaPath:"#/properties/category/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -372,7 +373,7 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.words !== undefined){
+if(data.words !== undefined && func0.call(data, "words")){
 let data2 = data.words;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
 const err8 = {instancePath:instancePath+"/words",schemaPath:"#/properties/words/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -397,7 +398,7 @@ errors++;
 }
 }
 }
-if(data.cost_micro_usd !== undefined){
+if(data.cost_micro_usd !== undefined && func0.call(data, "cost_micro_usd")){
 let data3 = data.cost_micro_usd;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err10 = {instancePath:instancePath+"/cost_micro_usd",schemaPath:"#/properties/cost_micro_usd/type",keyword:"type",params:{type: "integer"},message:"must be integer"};

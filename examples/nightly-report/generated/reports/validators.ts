@@ -3,13 +3,14 @@
 /* eslint-disable */
 export const validateReportsHeaders = validate10;
 const schema11 = {"type":"object","required":["tenant_id"],"properties":{"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)"}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.tenant_id === undefined){
+if((data.tenant_id === undefined) || (!(func0.call(data, "tenant_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tenant_id"},message:"must have required property '"+"tenant_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -19,7 +20,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "tenant_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -31,7 +32,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.tenant_id !== undefined){
+if(data.tenant_id !== undefined && func0.call(data, "tenant_id")){
 let data0 = data.tenant_id;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
@@ -78,7 +79,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.region === undefined){
+if((data.region === undefined) || (!(func0.call(data, "region")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "region"},message:"must have required property '"+"region"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -88,7 +89,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.format === undefined){
+if((data.format === undefined) || (!(func0.call(data, "format")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -98,7 +99,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "region") || (key0 === "format"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -110,7 +111,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.region !== undefined){
+if(data.region !== undefined && func0.call(data, "region")){
 let data0 = data.region;
 if(typeof data0 !== "string"){
 const err3 = {instancePath:instancePath+"/region",schemaPath:"#/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -133,7 +134,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.format !== undefined){
+if(data.format !== undefined && func0.call(data, "format")){
 let data1 = data.format;
 if(typeof data1 !== "string"){
 const err5 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -178,7 +179,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.object_key === undefined){
+if((data.object_key === undefined) || (!(func0.call(data, "object_key")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -188,7 +189,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "object_key")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -200,7 +201,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.object_key !== undefined){
+if(data.object_key !== undefined && func0.call(data, "object_key")){
 if(typeof data.object_key !== "string"){
 const err2 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){

@@ -5,13 +5,14 @@ import { validatorRuntime } from "taquba/generated";
 
 export const validateBatchRenderInput = validate10;
 const schema11 = {"type":"object","required":["batch_id","documents"],"properties":{"batch_id":{"type":"string","minLength":1},"documents":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"string","minLength":1}}},"additionalProperties":false};
-const func2 = validatorRuntime.ucs2length;
+const func0 = Object.prototype.hasOwnProperty;
+const func48 = validatorRuntime.ucs2length;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.batch_id === undefined){
+if((data.batch_id === undefined) || (!(func0.call(data, "batch_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "batch_id"},message:"must have required property '"+"batch_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -21,7 +22,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.documents === undefined){
+if((data.documents === undefined) || (!(func0.call(data, "documents")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "documents"},message:"must have required property '"+"documents"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -31,7 +32,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "batch_id") || (key0 === "documents"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -43,10 +44,10 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.batch_id !== undefined){
+if(data.batch_id !== undefined && func0.call(data, "batch_id")){
 let data0 = data.batch_id;
 if(typeof data0 === "string"){
-if(func2(data0) < 1){
+if(func48(data0) < 1){
 const err3 = {instancePath:instancePath+"/batch_id",schemaPath:"#/properties/batch_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
@@ -68,7 +69,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.documents !== undefined){
+if(data.documents !== undefined && func0.call(data, "documents")){
 let data1 = data.documents;
 if(Array.isArray(data1)){
 if(data1.length > 50){
@@ -95,7 +96,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 === "string"){
-if(func2(data2) < 1){
+if(func48(data2) < 1){
 const err7 = {instancePath:instancePath+"/documents/" + i0,schemaPath:"#/properties/documents/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err7];
@@ -151,7 +152,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.batch_id === undefined){
+if((data.batch_id === undefined) || (!(func0.call(data, "batch_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "batch_id"},message:"must have required property '"+"batch_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -161,7 +162,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.pending === undefined){
+if((data.pending === undefined) || (!(func0.call(data, "pending")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pending"},message:"must have required property '"+"pending"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -171,7 +172,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.pages === undefined){
+if((data.pages === undefined) || (!(func0.call(data, "pages")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pages"},message:"must have required property '"+"pages"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -181,7 +182,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.rendered === undefined){
+if((data.rendered === undefined) || (!(func0.call(data, "rendered")))){
 const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rendered"},message:"must have required property '"+"rendered"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -191,7 +192,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data.failed === undefined){
+if((data.failed === undefined) || (!(func0.call(data, "failed")))){
 const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'"};
 if(vErrors === null){
 vErrors = [err4];
@@ -201,7 +202,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(((((key0 === "batch_id") || (key0 === "pending")) || (key0 === "pages")) || (key0 === "rendered")) || (key0 === "failed"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -213,7 +214,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.batch_id !== undefined){
+if(data.batch_id !== undefined && func0.call(data, "batch_id")){
 if(typeof data.batch_id !== "string"){
 const err6 = {instancePath:instancePath+"/batch_id",schemaPath:"#/properties/batch_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -225,7 +226,7 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.pending !== undefined){
+if(data.pending !== undefined && func0.call(data, "pending")){
 let data1 = data.pending;
 if(Array.isArray(data1)){
 const len0 = data1.length;
@@ -253,7 +254,7 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.pages !== undefined){
+if(data.pages !== undefined && func0.call(data, "pages")){
 let data3 = data.pages;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
 const err9 = {instancePath:instancePath+"/pages",schemaPath:"#/properties/pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -278,7 +279,7 @@ errors++;
 }
 }
 }
-if(data.rendered !== undefined){
+if(data.rendered !== undefined && func0.call(data, "rendered")){
 let data4 = data.rendered;
 if(Array.isArray(data4)){
 const len1 = data4.length;
@@ -306,7 +307,7 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.failed !== undefined){
+if(data.failed !== undefined && func0.call(data, "failed")){
 let data6 = data.failed;
 if(Array.isArray(data6)){
 const len2 = data6.length;
@@ -356,7 +357,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.batch_id === undefined){
+if((data.batch_id === undefined) || (!(func0.call(data, "batch_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "batch_id"},message:"must have required property '"+"batch_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -366,7 +367,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.pages === undefined){
+if((data.pages === undefined) || (!(func0.call(data, "pages")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pages"},message:"must have required property '"+"pages"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -376,7 +377,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.rendered === undefined){
+if((data.rendered === undefined) || (!(func0.call(data, "rendered")))){
 const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rendered"},message:"must have required property '"+"rendered"+"'"};
 if(vErrors === null){
 vErrors = [err2];
@@ -386,7 +387,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.failed === undefined){
+if((data.failed === undefined) || (!(func0.call(data, "failed")))){
 const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "failed"},message:"must have required property '"+"failed"+"'"};
 if(vErrors === null){
 vErrors = [err3];
@@ -396,7 +397,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((((key0 === "batch_id") || (key0 === "pages")) || (key0 === "rendered")) || (key0 === "failed"))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -408,7 +409,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.batch_id !== undefined){
+if(data.batch_id !== undefined && func0.call(data, "batch_id")){
 if(typeof data.batch_id !== "string"){
 const err5 = {instancePath:instancePath+"/batch_id",schemaPath:"#/properties/batch_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -420,7 +421,7 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.pages !== undefined){
+if(data.pages !== undefined && func0.call(data, "pages")){
 let data1 = data.pages;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err6 = {instancePath:instancePath+"/pages",schemaPath:"#/properties/pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -445,7 +446,7 @@ errors++;
 }
 }
 }
-if(data.rendered !== undefined){
+if(data.rendered !== undefined && func0.call(data, "rendered")){
 let data2 = data.rendered;
 if(Array.isArray(data2)){
 const len0 = data2.length;
@@ -473,7 +474,7 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.failed !== undefined){
+if(data.failed !== undefined && func0.call(data, "failed")){
 let data4 = data.failed;
 if(Array.isArray(data4)){
 const len1 = data4.length;
@@ -523,7 +524,7 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];

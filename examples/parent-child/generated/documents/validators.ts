@@ -5,12 +5,13 @@ import { validatorRuntime } from "taquba/generated";
 
 export const validateDocumentRenderError = validate10;
 const schema11 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string"}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.reason === undefined){
+if((data.reason === undefined) || (!(func0.call(data, "reason")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -20,7 +21,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "reason")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -32,7 +33,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.reason !== undefined){
+if(data.reason !== undefined && func0.call(data, "reason")){
 if(typeof data.reason !== "string"){
 const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -61,13 +62,13 @@ return errors === 0;
 
 export const validateDocumentRenderInput = validate11;
 const schema12 = {"type":"object","required":["document"],"properties":{"document":{"type":"string","minLength":1,"maxLength":200}},"additionalProperties":false};
-const func2 = validatorRuntime.ucs2length;
+const func49 = validatorRuntime.ucs2length;
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.document === undefined){
+if((data.document === undefined) || (!(func0.call(data, "document")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "document"},message:"must have required property '"+"document"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -77,7 +78,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "document")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -89,10 +90,10 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.document !== undefined){
+if(data.document !== undefined && func0.call(data, "document")){
 let data0 = data.document;
 if(typeof data0 === "string"){
-if(func2(data0) > 200){
+if(func49(data0) > 200){
 const err2 = {instancePath:instancePath+"/document",schemaPath:"#/properties/document/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err2];
@@ -102,7 +103,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(func2(data0) < 1){
+if(func49(data0) < 1){
 const err3 = {instancePath:instancePath+"/document",schemaPath:"#/properties/document/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err3];
@@ -146,7 +147,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.document === undefined){
+if((data.document === undefined) || (!(func0.call(data, "document")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "document"},message:"must have required property '"+"document"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -156,7 +157,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.pages === undefined){
+if((data.pages === undefined) || (!(func0.call(data, "pages")))){
 const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pages"},message:"must have required property '"+"pages"+"'"};
 if(vErrors === null){
 vErrors = [err1];
@@ -166,7 +167,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!((key0 === "document") || (key0 === "pages"))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -178,7 +179,7 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.document !== undefined){
+if(data.document !== undefined && func0.call(data, "document")){
 if(typeof data.document !== "string"){
 const err3 = {instancePath:instancePath+"/document",schemaPath:"#/properties/document/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -190,7 +191,7 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.pages !== undefined){
+if(data.pages !== undefined && func0.call(data, "pages")){
 let data1 = data.pages;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
 const err4 = {instancePath:instancePath+"/pages",schemaPath:"#/properties/pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -237,7 +238,7 @@ function validate13(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];

@@ -3,12 +3,13 @@
 /* eslint-disable */
 export const validateReportBuildInput = validate10;
 const schema11 = {"type":"object","required":["name"],"properties":{"name":{"type":"string"}},"additionalProperties":false};
+const func0 = Object.prototype.hasOwnProperty;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.name === undefined){
+if((data.name === undefined) || (!(func0.call(data, "name")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -18,7 +19,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "name")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -30,7 +31,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.name !== undefined){
+if(data.name !== undefined && func0.call(data, "name")){
 if(typeof data.name !== "string"){
 const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
@@ -64,7 +65,7 @@ function validate11(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.pages === undefined){
+if((data.pages === undefined) || (!(func0.call(data, "pages")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pages"},message:"must have required property '"+"pages"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -74,7 +75,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "pages")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -86,7 +87,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.pages !== undefined){
+if(data.pages !== undefined && func0.call(data, "pages")){
 let data0 = data.pages;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
 const err2 = {instancePath:instancePath+"/pages",schemaPath:"#/properties/pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
@@ -134,7 +135,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.tenant_id === undefined){
+if((data.tenant_id === undefined) || (!(func0.call(data, "tenant_id")))){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tenant_id"},message:"must have required property '"+"tenant_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
@@ -144,7 +145,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-for(const key0 in data){
+for(const key0 of Object.keys(data)){
 if(!(key0 === "tenant_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
@@ -156,7 +157,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.tenant_id !== undefined){
+if(data.tenant_id !== undefined && func0.call(data, "tenant_id")){
 let data0 = data.tenant_id;
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
