@@ -53,6 +53,7 @@ import { decodeManifest } from "../workflow/groups/group-records.js";
 import { GroupNotFoundError } from "../workflow/groups/group-errors.js";
 import { GroupRecreatedError } from "./client-errors.js";
 import { ValidationError } from "../errors.js";
+import { checkStoreArg } from "../store/store-check.js";
 import { checkOptionalMs, describeValue, hasMethods, optionFields, readExactOptions } from "../option-values.js";
 import { readLogger } from "../logger.js";
 
@@ -548,6 +549,8 @@ export function serveClients(queue: Queue, target: WorkflowRuntime | JobRunner, 
   const opts = readExactOptions(given, SERVE_CLIENTS_KEYS, "ServeClientsOptions") as ServeClientsOptions;
   if (!hasMethods(opts.store, ["get", "put", "list", "delete"]))
     throw new ValidationError(`ServeClientsOptions.store must be the ObjectStore given to Queue.open, got ${describeValue(opts.store)}`);
+  // A Proxy over a built-in store or a method read that throws is refused here, before any request.
+  checkStoreArg("ServeClientsOptions.store", opts.store);
   for (const k of ["listIntervalMs", "appliedRetentionMs"] as const) checkOptionalMs(`ServeClientsOptions.${k}`, opts[k], 1, 24 * 3600 * 1000);
   const n = opts.maxConcurrentRequests;
   if (n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1000))

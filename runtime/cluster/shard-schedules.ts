@@ -14,6 +14,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { TaqubaClient } from "../client/taquba-client.js";
 import { shardOfRun, shardOfSchedule, shardStoreName } from "../client/shard-route.js";
 import { ValidationError } from "../errors.js";
+import { checkStoreArg } from "../store/store-check.js";
 import { checkOptionalMs, hasMethods, isOptionObject, optionFields, readExactOptions, readOptions } from "../option-values.js";
 import type { RemoteRuns, ScheduleRouting } from "../workflow/schedules/schedule-routing.js";
 import type { WorkflowRuntime } from "../workflow/workflow-runtime.js";
@@ -67,6 +68,7 @@ export function routeShardSchedules(runtime: WorkflowRuntime, store: ObjectStore
   const queueName = rt.queueName;
   if (!hasMethods(store, ["get", "put", "list", "delete"]))
     throw new ValidationError(`routeShardSchedules takes an ObjectStore (get, put, list, delete), got ${describeValue(store)}`);
+  checkStoreArg("routeShardSchedules's store", store);
   const needs = "routeShardSchedules needs the shard's place { name, shard, shards } (a ShardTerm)";
   // Read once: a revoked Proxy or a getter that throws is refused by name, never a TypeError.
   const p = isOptionObject(place) ? readOptions(place, ["name", "shard", "shards"], "place") : undefined;

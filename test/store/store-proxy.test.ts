@@ -16,6 +16,8 @@ import {
   NoopTerminalHook,
   Queue,
   QueueReader,
+  routeShardSchedules,
+  serveClients,
   StepOutcome,
   TaqubaClient,
   ValidationError,
@@ -104,6 +106,22 @@ describe.each(stores)("a Proxy around a %s", (name, make) => {
       }
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as Error).message).toContain(`the store is a Proxy or wrapper around a ${name} whose get is the ${name}'s own method`);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it("and serving clients or routing shard schedules over it is refused at once, naming the option", async () => {
+    const store = await make();
+    const queue = await Queue.open(store, "q");
+    try {
+      const runner = { runStep: async () => StepOutcome.succeed(new Uint8Array(0)) };
+      const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).build();
+      const own = `is a Proxy or wrapper around a ${name} whose get is the ${name}'s own method`;
+      expect(() => serveClients(queue, runtime, { store: new Proxy(store, {}) })).toThrow(new RegExp(`^ServeClientsOptions\\.store ${own}`));
+      expect(() => routeShardSchedules(runtime, new Proxy(store, {}), { name: "q", shard: 0, shards: 1 })).toThrow(
+        new RegExp(`^routeShardSchedules's store ${own}`),
+      );
     } finally {
       await queue.close();
     }

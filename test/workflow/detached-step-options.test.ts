@@ -60,6 +60,13 @@ describe("a detached step's options", () => {
     expect(() => Step.detached(enc("x"), null as unknown as DetachedOptions)).toThrow(/Step\.detached's options must be an object, got null/);
   });
 
+  it("refuse a Proxy around a built-in store that would call the store's own methods on itself", () => {
+    const err = refusalOf(() => Step.detached(enc("x"), { store: new Proxy(new MemoryStore(), {}) }));
+    expect(err.issues).toEqual([
+      expect.stringMatching(/^DetachedOptions\.store is a Proxy or wrapper around a MemoryStore whose get is the MemoryStore's own method/),
+    ]);
+  });
+
   it("spelt right, are taken; a getter is read once", async () => {
     let reads = 0;
     const store = new MemoryStore();

@@ -5,6 +5,7 @@
  * other than the one its author meant.
  */
 import { ValidationError } from "../../errors.js";
+import { checkStoreArg } from "../../store/store-check.js";
 import { describeValue, hasMethods, isInstance, isOptionBytes, isOptionObject, optionFields, readExactOptions } from "../../option-values.js";
 import type { DetachedOptions } from "./delivery.js";
 
@@ -48,6 +49,14 @@ export function readDetachedOptions(given: DetachedOptions | undefined, what: st
     problems.push(`DetachedOptions.cancelSignal must be an AbortSignal, got ${describeValue(o.cancelSignal)}`);
   if (o.store !== undefined && !hasMethods(o.store, ["get", "put", "delete", "list"]))
     problems.push(`DetachedOptions.store must be an ObjectStore (get, put, delete, list), got ${describeValue(o.store)}`);
+  else if (o.store !== undefined) {
+    try {
+      checkStoreArg("DetachedOptions.store", o.store);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      problems.push(e.message);
+    }
+  }
   for (const field of ["headers", "kv"] as const)
     if (o[field] !== undefined && !isOptionObject(o[field])) problems.push(`DetachedOptions.${field} must be an object, got ${describeValue(o[field])}`);
   if (problems.length > 0) throw new ValidationError(`${what}'s options are not valid`, problems);
