@@ -60,8 +60,12 @@ export function readEnqueueItems(items: readonly unknown[]): EnqueueItem[] {
   for (let i = 0; i < n; i++) {
     let item: unknown;
     try {
+      // A hole would read whatever a prototype holds at that index: an item the caller never gave.
+      if (!Object.hasOwn(items, i))
+        throw new ValidationError(`enqueueBatch item ${i} is missing (a hole in the items): give an item there or leave the slot out`);
       item = items[i];
     } catch (err) {
+      if (err instanceof ValidationError) throw err;
       throw new ValidationError(`reading enqueueBatch item ${i} threw: ${errorText(err)}`);
     }
     out.push(readEnqueueItem(item, i));

@@ -6,6 +6,7 @@
  * object of that name, and the job's payload was lost for good.
  */
 import { describe, expect, it } from "vitest";
+import { ValidationError } from "taquba";
 import { drainPayloads, enc, openQueue } from "./helpers.js";
 import { whilePolluted } from "../support/polluted-prototype.js";
 
@@ -29,5 +30,19 @@ describe("an enqueue under a polluted Object.prototype", () => {
     const { queue: reopened } = await openQueue({ store, clock });
     expect(await drainPayloads(reopened, "q")).toEqual(["before-reopen"]);
     await reopened.close();
+  });
+
+  it("refuses a batch with a hole instead of enqueuing an item the prototype holds at that index", async () => {
+    const { queue } = await openQueue();
+    const sparse: unknown[] = [{ queueName: "q", payload: enc("first") }];
+    sparse[2] = { queueName: "q", payload: enc("third") };
+    let err: unknown;
+    await whilePolluted({ 1: { queueName: "q", payload: enc("planted") } }, async () => {
+      err = await queue.enqueueBatch(sparse as never).catch((e: unknown) => e);
+    });
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as Error).message).toMatch(/^enqueueBatch item 1 is missing \(a hole in the items\)/);
+    expect((await queue.view().stats("q")).pending).toBe(0);
+    await queue.close();
   });
 });
