@@ -22,7 +22,7 @@ import { pack, unpack } from "msgpackr";
 import { assertPlainMessagePack } from "./plain-messagepack.js";
 import { decodeDefining } from "./defining-decode.js";
 import { StoreCorruptedError } from "../errors.js";
-import { decodedWithOwnFields, ownFieldsIfPolluted, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
+import { decodedWithOwnFields, lastOf, ownFieldsIfPolluted, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
 import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
@@ -189,7 +189,7 @@ export function segmentRuns(m: Manifest): SegmentRef[][] {
   const runs: SegmentRef[][] = [];
   for (const s of m.segments) {
     // By the length: an empty list's [-1] is whatever a prototype holds there (a list there took the segment).
-    const last = runs.length === 0 ? undefined : runs[runs.length - 1]!;
+    const last = lastOf(runs);
     if (last !== undefined && last[0]!.run === s.run) last.push(s);
     else runs.push([s]);
   }
