@@ -22,7 +22,7 @@ import { SnapshotMerge } from "./snapshot-merge.js";
 import { SPAN_HELD, SPAN_PAGED, type ValueSpan } from "./key-run.js";
 import { TurnPacer } from "./checkpoint-pace.js";
 import { withRetries } from "./retry.js";
-import { createOnce, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
+import { createOnce, forEachLimit, getWithRetries, listKeys, type CreateResult } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */
 const KEEP_MANIFESTS = 2;
@@ -201,11 +201,25 @@ export async function writeSegments(
  * make room: a writer never deletes its newest.
  */
 export async function publishManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean, fresh: readonly string[] = []): Promise<void> {
-  const key = manifestKey(ctx.prefix, next.id);
+  await confirmManifest(ctx, next, await putManifest(ctx, next, stopped), fresh);
+}
+
+/**
+ * The put of `publishManifest`: whether `next` landed, or what holds its
+ * number. An error of the store's own put (after retries) is thrown as it
+ * is: an open's claim tells a store refusing its writes (`FencedError` from
+ * an owner's lease guard) from a number another writer took by it.
+ */
+export async function putManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean): Promise<CreateResult> {
   const bytes = encodeManifest(next);
   // Written into by nothing after the put: a store may keep it (see store/put-body.ts).
   lendBody(bytes);
-  const res = await createOnce(ctx.store, key, bytes, ctx.retry, stopped);
+  return createOnce(ctx.store, manifestKey(ctx.prefix, next.id), bytes, ctx.retry, stopped);
+}
+
+/** The rest of `publishManifest` after its put `res`: `FencedError` when another writer took the number or published past it. */
+export async function confirmManifest(ctx: StoreContext, next: Manifest, res: CreateResult, fresh: readonly string[] = []): Promise<void> {
+  const key = manifestKey(ctx.prefix, next.id);
   if (res.created) {
     const later = (await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key)).filter(
       (k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined,

@@ -28,9 +28,9 @@ import { setTimeout as pause } from "node:timers/promises";
 import { FencedError, StoreUnavailableError } from "../errors.js";
 import { manifestKey } from "./layout.js";
 import { decodeManifest, type Manifest } from "./manifest.js";
-import { publishManifest } from "./checkpoint.js";
+import { confirmManifest, putManifest } from "./checkpoint.js";
 import { readNewestManifest, type StoreContext } from "./recovery.js";
-import { getWithRetries } from "./store-ops.js";
+import { getWithRetries, type CreateResult } from "./store-ops.js";
 
 /** How long (by the engine's clock) an open keeps claiming while a live writer's checkpoints take every number. */
 export const CLAIM_PATIENCE_MS = 30_000;
@@ -61,13 +61,23 @@ export type ClaimOutcome = { claim: Manifest } | { lostTo: Manifest };
  * takes its own bytes found in place for a retried put that landed, so two
  * opens racing from one base must never write the same bytes. A number
  * taken by a manifest of a newer epoch means another writer opened:
- * `FencedError`.
+ * `FencedError`; so is a claim the store itself refuses (`FencedError` from
+ * its put, as an owner's lease guard throws once its lease is gone), which
+ * no retry could land.
  */
 export async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<ClaimOutcome> {
   const opener = randomBytes(12).toString("base64url");
   const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
+  let put: CreateResult;
   try {
-    await publishManifest(ctx, claim);
+    put = await putManifest(ctx, claim);
+  } catch (err) {
+    // Not a lost race (a taken number is an answer of the put, not an error): the store itself refuses this
+    // process's writes, so no later claim can land either.
+    throw err instanceof FencedError ? refusedByStore(err) : err;
+  }
+  try {
+    await confirmManifest(ctx, claim, put);
     return { claim };
   } catch (err) {
     if (!(err instanceof FencedError)) throw err;
@@ -111,6 +121,21 @@ async function readManifestAt(ctx: StoreContext, id: number): Promise<Manifest |
   const key = manifestKey(ctx.prefix, id);
   const bytes = await getWithRetries(ctx.store, key, ctx.retry);
   return bytes === null ? undefined : decodeManifest(key, bytes, id);
+}
+
+/**
+ * The store's own refusal of a claim, said as what it is: a guard around the
+ * store (an owner's lease guard) refuses every write of this process, most
+ * often because the lease it was given lapsed or went to another process.
+ * The store's reason is kept in the message and as the cause.
+ */
+function refusedByStore(err: FencedError): FencedError {
+  // An error made by another copy of this package may lack `detail`.
+  const detail = typeof err.detail === "string" ? err.detail : err.message;
+  return new FencedError(detail, {
+    message: `the store given to this open refused its write (${detail}): the lease or ownership this process held on the store was lost or ended, and another process may own the store now; stop this process's work on the store and open it again only once this process holds the store (a new owner term)`,
+    cause: err,
+  });
 }
 
 function anotherOpened(m: Manifest): FencedError {

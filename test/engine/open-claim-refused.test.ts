@@ -58,6 +58,25 @@ describe("an open whose store refuses its writes", () => {
     expect(manifestsAfter).toEqual(manifestsBefore);
   });
 
+  it("says the store refused its write because this process's lease was lost, not that a newer writer opened, keeping the store's error as its cause", async () => {
+    const inner = new MemoryStore();
+    await (await Engine.open(inner)).close();
+    const store = new RefusingClaims(inner);
+    store.refusing = true;
+    const err = await Engine.open(store, { clock: new RushingClock() }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(FencedError);
+    const message = (err as FencedError).message;
+    expect(message).toMatch(/^the store given to this open refused its write \(the owner lease ran out before the write of "manifest\/\d+"\)/);
+    expect(message).toMatch(/the lease or ownership this process held on the store was lost or ended, and another process may own the store now/);
+    expect(message).toMatch(/open it again only once this process holds the store/);
+    expect(message).not.toMatch(/newer writer/);
+    expect((err as FencedError).cause).toBeInstanceOf(FencedError);
+    expect(((err as FencedError).cause as FencedError).detail).toBe((err as FencedError).detail);
+  });
+
   it("a queue opened through an owner term's guard, the term ending before its claim, fails at the claim with FencedError", async () => {
     const inner = new MemoryStore();
     const first = await Queue.open(inner, "app");
@@ -92,6 +111,7 @@ describe("an open whose store refuses its writes", () => {
     const open = Queue.open(watching, "app", { clock: new RushingClock() });
     await expect(open).rejects.toBeInstanceOf(FencedError);
     await expect(open).rejects.toThrow(/the owner term of app\/lease\/ ended/);
+    await expect(open).rejects.toThrow(/^the store given to this open refused its write/);
     expect(claims).toHaveLength(1);
     const reopened = await Queue.open(inner, "app");
     expect(await reopened.view().job("kept")).not.toBeNull();
