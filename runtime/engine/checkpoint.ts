@@ -221,9 +221,7 @@ export async function putManifest(ctx: StoreContext, next: Manifest, stopped?: (
 export async function confirmManifest(ctx: StoreContext, next: Manifest, res: CreateResult, fresh: readonly string[] = []): Promise<void> {
   const key = manifestKey(ctx.prefix, next.id);
   if (res.created) {
-    const later = (await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key)).filter(
-      (k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined,
-    );
+    const later = manifestsPast(ctx.prefix, next.id, await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key));
     // By the length: an empty list's [0] is whatever a prototype holds there.
     if (later.length === 0) return;
     const newer = later[0]!;
@@ -249,6 +247,23 @@ export async function confirmManifest(ctx: StoreContext, next: Manifest, res: Cr
     }
   }
   throw new FencedError(`manifest "${key}" was written by another process (${detail})`);
+}
+
+/**
+ * The manifest keys among `keys` numbered past `id`, by number. A listing is
+ * meant to be in key order, but one that is not (a proxy merging pages, a
+ * replica) must not make its last key pass for the newest manifest: a late
+ * claim far behind it would then stay instead of being withdrawn. Reached
+ * only when a manifest landed after a newer one, so the sort costs nothing
+ * on a checkpoint's usual path.
+ */
+function manifestsPast(prefix: string, id: number, keys: readonly string[]): string[] {
+  const numbered = new Map<number, string>();
+  for (const k of keys) {
+    const n = parseNumberedKey(prefix, "manifest", k);
+    if (n !== undefined && n > id) numbered.set(n, k);
+  }
+  return [...numbered.keys()].sort((a, b) => a - b).map((n) => numbered.get(n)!);
 }
 
 /**
@@ -328,8 +343,8 @@ export async function collectGarbage(
   let first: string | undefined;
   for (const key of await listKeys(w.store, `${w.prefix}wal/`, w.retry)) {
     const seq = parseNumberedKey(w.prefix, "wal", key);
-    if (seq === undefined) continue;
-    if (seq >= current.walNext) break;
+    // Not a break at the first one past: a listing out of key order may list older objects after it.
+    if (seq === undefined || seq >= current.walNext) continue;
     if (fences.has(seq)) continue;
     if (first === undefined && previous !== undefined && seq >= previous.walNext) first = key;
     else doomed.push(key);
