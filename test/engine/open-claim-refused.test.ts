@@ -11,10 +11,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, FencedError, MemoryStore, MockClock, Queue, WriteBatch, type PutOptions } from "taquba";
-import { runOwnerElection, type OwnerTerm } from "../../runtime/cluster/owner-election.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
-import { LEASE, RENEW } from "../support/owner-election.js";
-import { until } from "../support/until.js";
+import { startedTerm } from "../support/owner-election.js";
 
 /** Refuses every manifest put as a lease guard would once `refusing` is set; counts the refused ones. */
 class RefusingClaims extends ForwardingStore {
@@ -82,21 +80,8 @@ describe("an open whose store refuses its writes", () => {
     const first = await Queue.open(inner, "app");
     await first.enqueue("q", new Uint8Array([1]), { jobId: "kept" });
     await first.close();
-    const clock = new MockClock();
-    const terms: OwnerTerm[] = [];
-    const election = runOwnerElection(inner, "app", {
-      processId: "p",
-      clock,
-      leaseDurationMs: LEASE,
-      renewIntervalMs: RENEW,
-      logger: { error: () => undefined },
-      start: async (term) => {
-        terms.push(term);
-        return { stop: async () => undefined };
-      },
-    });
-    await until("the term started", () => terms.length === 1);
-    const guarded = terms[0]!.guard(inner);
+    const { election, term } = await startedTerm(inner);
+    const guarded = term.guard(inner);
     // The term ends (its lease released) while its Queue.open runs, just before the open's claim: every claim is refused.
     const claims: string[] = [];
     const watching = new (class extends ForwardingStore {
