@@ -30,7 +30,8 @@ import { manifestKey } from "./layout.js";
 import { decodeManifest, type Manifest } from "./manifest.js";
 import { confirmManifest, putManifest } from "./checkpoint.js";
 import { readNewestManifest, type StoreContext } from "./recovery.js";
-import { getWithRetries, type CreateResult } from "./store-ops.js";
+import { getWithRetries } from "./store-ops.js";
+import { openWrite } from "./store-refusal.js";
 
 /** How long (by the engine's clock) an open keeps claiming while a live writer's checkpoints take every number. */
 export const CLAIM_PATIENCE_MS = 30_000;
@@ -68,14 +69,9 @@ export type ClaimOutcome = { claim: Manifest } | { lostTo: Manifest };
 export async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<ClaimOutcome> {
   const opener = randomBytes(12).toString("base64url");
   const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
-  let put: CreateResult;
-  try {
-    put = await putManifest(ctx, claim);
-  } catch (err) {
-    // Not a lost race (a taken number is an answer of the put, not an error): the store itself refuses this
-    // process's writes, so no later claim can land either.
-    throw err instanceof FencedError ? refusedByStore(err) : err;
-  }
+  // A FencedError of the put is no lost race (a taken number is an answer of the put, not an error): the store
+  // itself refuses this process's writes, so no later claim can land either.
+  const put = await openWrite(() => putManifest(ctx, claim));
   try {
     await confirmManifest(ctx, claim, put);
     return { claim };
@@ -121,21 +117,6 @@ async function readManifestAt(ctx: StoreContext, id: number): Promise<Manifest |
   const key = manifestKey(ctx.prefix, id);
   const bytes = await getWithRetries(ctx.store, key, ctx.retry);
   return bytes === null ? undefined : decodeManifest(key, bytes, id);
-}
-
-/**
- * The store's own refusal of a claim, said as what it is: a guard around the
- * store (an owner's lease guard) refuses every write of this process, most
- * often because the lease it was given lapsed or went to another process.
- * The store's reason is kept in the message and as the cause.
- */
-function refusedByStore(err: FencedError): FencedError {
-  // An error made by another copy of this package may lack `detail`.
-  const detail = typeof err.detail === "string" ? err.detail : err.message;
-  return new FencedError(detail, {
-    message: `the store given to this open refused its write (${detail}): the lease or ownership this process held on the store was lost or ended, and another process may own the store now; stop this process's work on the store and open it again only once this process holds the store (a new owner term)`,
-    cause: err,
-  });
 }
 
 function anotherOpened(m: Manifest): FencedError {

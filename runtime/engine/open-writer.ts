@@ -30,6 +30,7 @@ import {
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { createOnce } from "./store-ops.js";
+import { openWrite } from "./store-refusal.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
 
 /** What a new writer starts from. */
@@ -187,7 +188,7 @@ async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loa
     const seq = walk.pos;
     const key = walKey(ctx.prefix, seq);
     const fence = encodeFence(mine.epoch, seq, seq + WAL_FENCE_JUMP);
-    const res = await createOnce(ctx.store, key, fence, ctx.retry);
+    const res = await openWrite(() => createOnce(ctx.store, key, fence, ctx.retry));
     if (res.created) {
       const fences = [...new Set([...base.fences, ...walk.fences, seq])].sort((a, b) => a - b);
       return { ctx, tree, delta, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk, indexes: loaded.indexes };

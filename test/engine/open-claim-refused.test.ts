@@ -13,13 +13,16 @@ import { describe, expect, it } from "vitest";
 import { Engine, FencedError, MemoryStore, MockClock, Queue, WriteBatch, type PutOptions } from "taquba";
 import { ForwardingStore } from "../support/forwarding-store.js";
 import { startedTerm } from "../support/owner-election.js";
+import { keysUnder } from "../support/store-keys.js";
 
-/** Refuses every manifest put as a lease guard would once `refusing` is set; counts the refused ones. */
+/** Refuses every manifest put (or those of `prefixes`) as a lease guard would once `refusing` is set; counts the refused ones. */
 class RefusingClaims extends ForwardingStore {
   refusing = false;
   refused = 0;
+  /** The folders whose puts are refused. */
+  prefixes: readonly string[] = ["manifest/"];
   override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    if (this.refusing && key.startsWith("manifest/")) {
+    if (this.refusing && this.prefixes.some((p) => key.startsWith(p))) {
       this.refused++;
       throw new FencedError(`the owner lease ran out before the write of "${key}"`);
     }
@@ -74,6 +77,30 @@ describe("an open whose store refuses its writes", () => {
     expect((err as FencedError).cause).toBeInstanceOf(FencedError);
     expect(((err as FencedError).cause as FencedError).detail).toBe((err as FencedError).detail);
   });
+
+  for (const [what, refused] of [
+    ["its first write (the store's capability check)", "probe/"],
+    ["the fence it plants at the end of the log", "wal/"],
+  ] as const) {
+    it(`says the same when the store refuses ${what}`, async () => {
+      const inner = new MemoryStore();
+      await (await Engine.open(inner)).close();
+      const manifestsBefore = await keysUnder(inner, "manifest/");
+      const store = new RefusingClaims(inner);
+      store.refusing = true;
+      store.prefixes = [refused];
+      const err = await Engine.open(store, { clock: new RushingClock() }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(FencedError);
+      expect((err as Error).message).toMatch(
+        new RegExp(`^the store given to this open refused its write \\(the owner lease ran out before the write of "${refused}`),
+      );
+      expect((err as Error).message).not.toMatch(/newer writer/);
+      if (refused === "probe/") expect(await keysUnder(inner, "manifest/")).toEqual(manifestsBefore);
+    });
+  }
 
   it("a queue opened through an owner term's guard, the term ending before its claim, fails at the claim with FencedError", async () => {
     const inner = new MemoryStore();
