@@ -143,8 +143,20 @@ export class StoreCorruptedError extends TaqubaError {
 
 /** Another process opened the same store as writer; this one must stop. */
 export class FencedError extends TaqubaError {
-  constructor(detail: string) {
-    super("FENCED", `this writer was fenced by a newer writer on the same store (${detail}); close it and let the newer process own the store`);
+  /** What found this writer fenced, without the advice around it. */
+  readonly detail: string;
+  /**
+   * `message` replaces the usual one (a newer writer opened the store) when
+   * something else refused the writer: an open whose store itself refuses
+   * its writes, as an owner's lease guard does once the lease was lost.
+   */
+  constructor(detail: string, opts: { message?: string; cause?: unknown } = {}) {
+    super(
+      "FENCED",
+      opts.message ?? `this writer was fenced by a newer writer on the same store (${detail}); close it and let the newer process own the store`,
+      opts.cause === undefined ? {} : { cause: opts.cause },
+    );
+    this.detail = detail;
   }
 }
 

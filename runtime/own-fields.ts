@@ -44,10 +44,10 @@ export function ownEveryField(o: object, names: Iterable<string>): void {
  * no such length, and asking it for every index would cost each decode, so
  * a non-enumerable index above 0 there (an accessor or read-only field
  * defined by hand) is found after the decode instead (see `ownKeyCount`).
- * An assigned one (enumerable) is found here: msgpackr reads its list of
- * record layouts, empty, at index `n - 64` for every integer `n` from 64 to
- * 127 it decodes, and takes an object found there for a layout (the
- * integer then decodes as an object) whatever the record's keys count.
+ * An assigned one (enumerable) is found here too. (msgpackr also read an
+ * index 0-63 there as a record layout, turning integers 64-127 into
+ * objects, whether enumerable or not: the decoders' own list of layouts
+ * keeps that read from reaching a prototype, see own-layouts.ts.)
  */
 export function prototypesHoldAnIndex(): boolean {
   if (Array.prototype.length !== 0 || "0" in Object.prototype) return true;

@@ -22,7 +22,7 @@ import { SnapshotMerge } from "./snapshot-merge.js";
 import { SPAN_HELD, SPAN_PAGED, type ValueSpan } from "./key-run.js";
 import { TurnPacer } from "./checkpoint-pace.js";
 import { withRetries } from "./retry.js";
-import { createOnce, forEachLimit, getWithRetries, listKeys } from "./store-ops.js";
+import { createOnce, forEachLimit, getWithRetries, listKeys, type CreateResult } from "./store-ops.js";
 
 /** Manifests kept behind the newest, so readers mid-load can still finish. */
 const KEEP_MANIFESTS = 2;
@@ -201,15 +201,27 @@ export async function writeSegments(
  * make room: a writer never deletes its newest.
  */
 export async function publishManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean, fresh: readonly string[] = []): Promise<void> {
-  const key = manifestKey(ctx.prefix, next.id);
+  await confirmManifest(ctx, next, await putManifest(ctx, next, stopped), fresh);
+}
+
+/**
+ * The put of `publishManifest`: whether `next` landed, or what holds its
+ * number. An error of the store's own put (after retries) is thrown as it
+ * is: an open's claim tells a store refusing its writes (`FencedError` from
+ * an owner's lease guard) from a number another writer took by it.
+ */
+export async function putManifest(ctx: StoreContext, next: Manifest, stopped?: () => boolean): Promise<CreateResult> {
   const bytes = encodeManifest(next);
   // Written into by nothing after the put: a store may keep it (see store/put-body.ts).
   lendBody(bytes);
-  const res = await createOnce(ctx.store, key, bytes, ctx.retry, stopped);
+  return createOnce(ctx.store, manifestKey(ctx.prefix, next.id), bytes, ctx.retry, stopped);
+}
+
+/** The rest of `publishManifest` after its put `res`: `FencedError` when another writer took the number or published past it. */
+export async function confirmManifest(ctx: StoreContext, next: Manifest, res: CreateResult, fresh: readonly string[] = []): Promise<void> {
+  const key = manifestKey(ctx.prefix, next.id);
   if (res.created) {
-    const later = (await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key)).filter(
-      (k) => parseNumberedKey(ctx.prefix, "manifest", k) !== undefined,
-    );
+    const later = manifestsPast(ctx.prefix, next.id, await listKeys(ctx.store, `${ctx.prefix}manifest/`, ctx.retry, key));
     // By the length: an empty list's [0] is whatever a prototype holds there.
     if (later.length === 0) return;
     const newer = later[0]!;
@@ -235,6 +247,23 @@ export async function publishManifest(ctx: StoreContext, next: Manifest, stopped
     }
   }
   throw new FencedError(`manifest "${key}" was written by another process (${detail})`);
+}
+
+/**
+ * The manifest keys among `keys` numbered past `id`, by number. A listing is
+ * meant to be in key order, but one that is not (a proxy merging pages, a
+ * replica) must not make its last key pass for the newest manifest: a late
+ * claim far behind it would then stay instead of being withdrawn. Reached
+ * only when a manifest landed after a newer one, so the sort costs nothing
+ * on a checkpoint's usual path.
+ */
+function manifestsPast(prefix: string, id: number, keys: readonly string[]): string[] {
+  const numbered = new Map<number, string>();
+  for (const k of keys) {
+    const n = parseNumberedKey(prefix, "manifest", k);
+    if (n !== undefined && n > id) numbered.set(n, k);
+  }
+  return [...numbered.keys()].sort((a, b) => a - b).map((n) => numbered.get(n)!);
 }
 
 /**
@@ -314,8 +343,8 @@ export async function collectGarbage(
   let first: string | undefined;
   for (const key of await listKeys(w.store, `${w.prefix}wal/`, w.retry)) {
     const seq = parseNumberedKey(w.prefix, "wal", key);
-    if (seq === undefined) continue;
-    if (seq >= current.walNext) break;
+    // Not a break at the first one past: a listing out of key order may list older objects after it.
+    if (seq === undefined || seq >= current.walNext) continue;
     if (fences.has(seq)) continue;
     if (first === undefined && previous !== undefined && seq >= previous.walNext) first = key;
     else doomed.push(key);

@@ -18,11 +18,12 @@
  * flipped bit in the version field with `StoreCorruptedError`.
  */
 import { crc32 } from "./checksum.js";
-import { pack, unpack } from "msgpackr";
+import { pack } from "msgpackr";
 import { assertPlainMessagePack } from "./plain-messagepack.js";
 import { decodeDefining } from "./defining-decode.js";
 import { StoreCorruptedError } from "../errors.js";
 import { decodedWithOwnFields, lastOf, ownFieldsIfPolluted, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
+import { unpackrWithOwnLayouts } from "../own-layouts.js";
 import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
@@ -30,6 +31,8 @@ import { UnsupportedFormatError } from "./format-error.js";
 export const MANIFEST_FORMAT_VERSION = 2;
 const MAGIC = 0x464d5154; // "TQMF" read as little-endian u32
 const HEADER_BYTES = 12;
+/** msgpackr's own `unpack`, with record layouts no prototype can supply (own-layouts.ts). */
+const unpackr = unpackrWithOwnLayouts({ useRecords: false, mapsAsObjects: true });
 
 /** A segment listed by a manifest. `name` is relative to the engine prefix. */
 export interface SegmentRef {
@@ -137,7 +140,7 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
         ? decodeDefining(body)
         : decodedWithOwnFields(
             entries,
-            () => unpack(body),
+            () => unpackr.unpack(body),
             () => decodeDefining(body),
           );
   } catch (err) {

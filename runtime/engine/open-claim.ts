@@ -28,9 +28,10 @@ import { setTimeout as pause } from "node:timers/promises";
 import { FencedError, StoreUnavailableError } from "../errors.js";
 import { manifestKey } from "./layout.js";
 import { decodeManifest, type Manifest } from "./manifest.js";
-import { publishManifest } from "./checkpoint.js";
+import { confirmManifest, putManifest } from "./checkpoint.js";
 import { readNewestManifest, type StoreContext } from "./recovery.js";
 import { getWithRetries } from "./store-ops.js";
+import { openWrite } from "./store-refusal.js";
 
 /** How long (by the engine's clock) an open keeps claiming while a live writer's checkpoints take every number. */
 export const CLAIM_PATIENCE_MS = 30_000;
@@ -61,13 +62,18 @@ export type ClaimOutcome = { claim: Manifest } | { lostTo: Manifest };
  * takes its own bytes found in place for a retried put that landed, so two
  * opens racing from one base must never write the same bytes. A number
  * taken by a manifest of a newer epoch means another writer opened:
- * `FencedError`.
+ * `FencedError`; so is a claim the store itself refuses (`FencedError` from
+ * its put, as an owner's lease guard throws once its lease is gone), which
+ * no retry could land.
  */
 export async function claimAfter(ctx: StoreContext, base: Manifest, now: () => number): Promise<ClaimOutcome> {
   const opener = randomBytes(12).toString("base64url");
   const claim: Manifest = { ...base, id: base.id + 1, epoch: base.epoch + 1, createdAt: now(), lastSegment: 0, opener };
+  // A FencedError of the put is no lost race (a taken number is an answer of the put, not an error): the store
+  // itself refuses this process's writes, so no later claim can land either.
+  const put = await openWrite(() => putManifest(ctx, claim));
   try {
-    await publishManifest(ctx, claim);
+    await confirmManifest(ctx, claim, put);
     return { claim };
   } catch (err) {
     if (!(err instanceof FencedError)) throw err;

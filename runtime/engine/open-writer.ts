@@ -30,8 +30,8 @@ import {
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
 import { ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { createOnce } from "./store-ops.js";
+import { openWrite } from "./store-refusal.js";
 import { decodeWal, encodeFence } from "./wal-format.js";
-import { noteWriteRefusals } from "./write-refusals.js";
 
 /** What a new writer starts from. */
 export interface Recovered {
@@ -78,20 +78,11 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, no
   };
   const loaded = await loadState(ctx, loadOptions);
   const race = new ClaimRace(ctx.prefix, now);
-  // A claim refused by the store itself (FencedError from its put: an owner's lease guard) looks like a lost
-  // race to the claim; no retry can land, so the open ends at the first refusal with the store's own reason.
-  const watched = noteWriteRefusals(ctx.store);
-  const claimCtx: StoreContext = { ...ctx, store: watched.store };
-  const lostClaim = async (): Promise<void> => {
-    const refusal = watched.refused();
-    if (refusal !== undefined) throw refusal;
-    await race.lost();
-  };
   let base: Manifest;
   if (loaded !== undefined) {
     let first: ClaimOutcome;
     try {
-      first = await claimAfter(claimCtx, loaded.manifest, now);
+      first = await claimAfter(ctx, loaded.manifest, now);
     } catch (err) {
       // The open is abandoned: its loaded state is dropped, so it stops merging in idle turns.
       loaded.tree.stopIdleMerges();
@@ -100,20 +91,20 @@ export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, no
     if ("claim" in first) return fenceOrDrop(ctx, loaded.manifest, first.claim, loaded, policy);
     loaded.tree.stopIdleMerges(); // a checkpoint took the manifest number
     base = first.lostTo;
-    await lostClaim();
+    await race.lost();
   } else {
     base = (await readNewestManifest(ctx))!;
   }
   for (;;) {
     base = await newestFrom(ctx, base, race);
-    const out = await claimAfter(claimCtx, base, now);
+    const out = await claimAfter(ctx, base, now);
     if ("claim" in out) {
       const under = await loadUnderClaim(ctx, { ...loadOptions, under: { manifest: base, claimed: out.claim.id } });
       return fenceOrDrop(ctx, base, out.claim, under, policy);
     }
     // A checkpoint landed between the read and the claim: the manifest it published is the next base.
     base = out.lostTo;
-    await lostClaim();
+    await race.lost();
   }
 }
 
@@ -197,7 +188,7 @@ async function plantFence(ctx: StoreContext, base: Manifest, mine: Manifest, loa
     const seq = walk.pos;
     const key = walKey(ctx.prefix, seq);
     const fence = encodeFence(mine.epoch, seq, seq + WAL_FENCE_JUMP);
-    const res = await createOnce(ctx.store, key, fence, ctx.retry);
+    const res = await openWrite(() => createOnce(ctx.store, key, fence, ctx.retry));
     if (res.created) {
       const fences = [...new Set([...base.fences, ...walk.fences, seq])].sort((a, b) => a - b);
       return { ctx, tree, delta, manifest: { ...mine, fences }, firstSeq: seq + WAL_FENCE_JUMP, walk, indexes: loaded.indexes };

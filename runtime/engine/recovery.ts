@@ -60,6 +60,16 @@ const PREFETCH = 64;
 const OPS_PER_TURN = 4_096;
 
 /**
+ * Manifests a read of the newest takes by number past its listing's newest
+ * before it gives up. A listing lags a few checkpoints at most, and a writer
+ * adds one manifest per checkpoint while the read goes on; this many in a
+ * row means a store that answers numbers nothing was stored under (a broken
+ * proxy or mock answering every read), or a writer checkpointing in a loop
+ * faster than one read each, and the read would otherwise go on for ever.
+ */
+export const MAX_MANIFESTS_PAST_LISTING = 1_000;
+
+/**
  * The newest manifest, or the empty manifest of a fresh store; with `after`,
  * the newest past manifest `after`, or undefined when there is none.
  *
@@ -109,7 +119,8 @@ async function readNewest(ctx: StoreContext, after: number, floor: number, check
     // Settled even when the probe fails first (its rejection is the probe's to report).
     beside?.catch(() => undefined);
     let bytes: Uint8Array | null = null;
-    for (;;) {
+    for (let past = 0; ; past++) {
+      if (past === MAX_MANIFESTS_PAST_LISTING) throw noEndPastListing(ctx, newest);
       const next = await getWithRetries(ctx.store, manifestKey(ctx.prefix, newest + 1), ctx.retry);
       if (next === null) break;
       newest++;
@@ -124,6 +135,23 @@ async function readNewest(ctx: StoreContext, after: number, floor: number, check
     return { newest: decodeManifest(key, bytes, newest), gone: false };
   }
   throw new StoreUnavailableError("read", `${ctx.prefix}manifest/`, new Error("the newest manifest kept disappearing between list and get"));
+}
+
+/**
+ * Unavailable rather than corrupted: nothing read was shown damaged, and a
+ * writer publishing faster than the read is a passing state that another
+ * open, later, gets past; the advice to restore or remove data that
+ * `StoreCorruptedError` gives would be wrong for that store.
+ */
+function noEndPastListing(ctx: StoreContext, newest: number): StoreUnavailableError {
+  return new StoreUnavailableError(
+    "read",
+    `${ctx.prefix}manifest/`,
+    new Error(
+      `the store answered ${MAX_MANIFESTS_PAST_LISTING} manifests in a row past the newest it listed (up to number ${newest}) and still had another: it answers reads of objects it does not list, or another process publishes manifests faster than they can be read`,
+    ),
+    "check that the store answers a read of a missing object as absent (a proxy or test double answering every read does not), and that no other process checkpoints this store in a loop, then open again",
+  );
 }
 
 /** Segments fetched whole ahead of the one being read at open. */

@@ -10,6 +10,7 @@ import { PreconditionFailedError, UnsupportedStoreError } from "../errors.js";
 import type { StoreContext } from "./recovery.js";
 import { withRetries } from "./retry.js";
 import { createOnce } from "./store-ops.js";
+import { openWrite } from "./store-refusal.js";
 
 /** Where probe objects live under the engine prefix; nothing else reads this folder. */
 export const PROBE_DIR = "probe/";
@@ -22,13 +23,14 @@ export const PROBE_DIR = "probe/";
  */
 export async function probeConditionalCreate(ctx: StoreContext): Promise<void> {
   const key = `${ctx.prefix}${PROBE_DIR}${Date.now().toString(36)}-${randomBytes(8).toString("hex")}`;
-  const first = await createOnce(ctx.store, key, new TextEncoder().encode("first"), ctx.retry);
+  // The open's first write: a store refusing this process's writes (an owner's lease guard) is said so here.
+  const first = await openWrite(() => createOnce(ctx.store, key, new TextEncoder().encode("first"), ctx.retry));
   // A random name already taken (never seen in practice): leave it, probe on the next open.
   if (!first.created) return;
   let overwritten = false;
   try {
     try {
-      await withRetries(ctx.retry, "put", key, () => ctx.store.put(key, new TextEncoder().encode("second"), { ifNoneMatch: "*" }));
+      await openWrite(() => withRetries(ctx.retry, "put", key, () => ctx.store.put(key, new TextEncoder().encode("second"), { ifNoneMatch: "*" })));
       overwritten = true;
     } catch (err) {
       if (!(err instanceof PreconditionFailedError)) throw err;

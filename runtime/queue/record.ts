@@ -2,7 +2,8 @@
  * @module Stored records (job, attempt history, stats) and their MessagePack
  * codec. Records are maps with named fields; absent fields are omitted.
  */
-import { Packr } from "msgpackr";
+import type { Options } from "msgpackr";
+import { packrWithOwnLayouts } from "../own-layouts.js";
 import { assertPlainMessagePack } from "../engine/plain-messagepack.js";
 import { StoreCorruptedError } from "../errors.js";
 import { decodeDefining } from "../engine/defining-decode.js";
@@ -184,7 +185,7 @@ export const emptyStats = (): QueueStats => ({ pending: 0, scheduled: 0, claimed
 
 // Named maps, absent (undefined) fields omitted. `skipValues` is a msgpackr
 // option its type declarations do not list.
-const packr = new Packr({ useRecords: false, mapsAsObjects: true, skipValues: [undefined] } as ConstructorParameters<typeof Packr>[0]);
+const packr = packrWithOwnLayouts({ useRecords: false, mapsAsObjects: true, skipValues: [undefined] } as Options);
 
 // msgpackr returns a view into a shared buffer; the engine keeps values, so copy.
 function pack(value: unknown): Uint8Array {

@@ -9,32 +9,18 @@
  * release to groups under a busy disk, about doubling its puts per step.
  */
 import { describe, expect, it } from "vitest";
-import { LocalStore, MemoryStore, MockClock, withLatency, type ObjectStore } from "taquba";
-import { runOwnerElection, type OwnerTerm } from "../../runtime/cluster/owner-election.js";
+import { LocalStore, MemoryStore, withLatency, type ObjectStore } from "taquba";
 import { putBodyReleased } from "../../runtime/store/put-body.js";
 import { putsContend } from "../../runtime/store/put-contention.js";
-import { LEASE, RENEW } from "../support/owner-election.js";
+import { startedTerm } from "../support/owner-election.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { until } from "../support/until.js";
 
 const tempDir = useTempDirs("taquba-owner-guard-");
 
 /** The store as `guard` returns it from the term of an election won over `store`. */
 async function guarded(store: ObjectStore): Promise<ObjectStore> {
-  const terms: OwnerTerm[] = [];
-  const election = runOwnerElection(store, "app", {
-    processId: "p1",
-    clock: new MockClock(1_700_000_000_000),
-    leaseDurationMs: LEASE,
-    renewIntervalMs: RENEW,
-    logger: { error: () => undefined },
-    start: async (term) => {
-      terms.push(term);
-      return { stop: async () => undefined };
-    },
-  });
-  await until("the term started", () => terms.length === 1);
-  const out = terms[0]!.guard(store);
+  const { election, term } = await startedTerm(store);
+  const out = term.guard(store);
   await election.stop();
   return out;
 }

@@ -9,56 +9,14 @@
  * on, checkpoints through the same listings, and reopens with every key.
  */
 import { describe, expect, it } from "vitest";
-import {
-  Engine,
-  EngineReader,
-  LocalStore,
-  MemoryStore,
-  WriteBatch,
-  type ListedObject,
-  type ListOptions,
-  type ObjectStore,
-  type PutOptions,
-  type StoredObject,
-} from "taquba";
+import { Engine, EngineReader, LocalStore, MemoryStore, WriteBatch, type ObjectStore } from "taquba";
+import { DisorderedListings } from "../support/disordered-listings.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-listing-order-");
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
-
-type Disorder = "reversed" | "each key twice" | "the first two swapped" | "reversed, each key twice";
-
-/** `inner` whose every listing answers its keys in the given disorder. */
-class DisorderedListings implements ObjectStore {
-  constructor(
-    readonly inner: ObjectStore,
-    readonly disorder: Disorder,
-  ) {}
-  get(key: string): Promise<StoredObject | null> {
-    return this.inner.get(key);
-  }
-  put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    return this.inner.put(key, body, opts);
-  }
-  delete(key: string): Promise<void> {
-    return this.inner.delete(key);
-  }
-  list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    const { inner, disorder } = this;
-    return (async function* () {
-      const all: ListedObject[] = [];
-      for await (const o of inner.list(prefix, opts)) all.push(o);
-      if (disorder.startsWith("reversed")) all.reverse();
-      if (disorder === "the first two swapped" && all.length >= 2) [all[0], all[1]] = [all[1]!, all[0]!];
-      for (const o of all) {
-        yield o;
-        if (disorder.endsWith("each key twice")) yield o;
-      }
-    })();
-  }
-}
 
 async function values(engine: Engine | EngineReader, n: number): Promise<(string | undefined)[]> {
   const out: (string | undefined)[] = [];

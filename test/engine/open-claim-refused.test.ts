@@ -11,17 +11,18 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, FencedError, MemoryStore, MockClock, Queue, WriteBatch, type PutOptions } from "taquba";
-import { runOwnerElection, type OwnerTerm } from "../../runtime/cluster/owner-election.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
-import { LEASE, RENEW } from "../support/owner-election.js";
-import { until } from "../support/until.js";
+import { startedTerm } from "../support/owner-election.js";
+import { keysUnder } from "../support/store-keys.js";
 
-/** Refuses every manifest put as a lease guard would once `refusing` is set; counts the refused ones. */
+/** Refuses every manifest put (or those of `prefixes`) as a lease guard would once `refusing` is set; counts the refused ones. */
 class RefusingClaims extends ForwardingStore {
   refusing = false;
   refused = 0;
+  /** The folders whose puts are refused. */
+  prefixes: readonly string[] = ["manifest/"];
   override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    if (this.refusing && key.startsWith("manifest/")) {
+    if (this.refusing && this.prefixes.some((p) => key.startsWith(p))) {
       this.refused++;
       throw new FencedError(`the owner lease ran out before the write of "${key}"`);
     }
@@ -58,26 +59,56 @@ describe("an open whose store refuses its writes", () => {
     expect(manifestsAfter).toEqual(manifestsBefore);
   });
 
+  it("says the store refused its write because this process's lease was lost, not that a newer writer opened, keeping the store's error as its cause", async () => {
+    const inner = new MemoryStore();
+    await (await Engine.open(inner)).close();
+    const store = new RefusingClaims(inner);
+    store.refusing = true;
+    const err = await Engine.open(store, { clock: new RushingClock() }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(FencedError);
+    const message = (err as FencedError).message;
+    expect(message).toMatch(/^the store given to this open refused its write \(the owner lease ran out before the write of "manifest\/\d+"\)/);
+    expect(message).toMatch(/the lease or ownership this process held on the store was lost or ended, and another process may own the store now/);
+    expect(message).toMatch(/open it again only once this process holds the store/);
+    expect(message).not.toMatch(/newer writer/);
+    expect((err as FencedError).cause).toBeInstanceOf(FencedError);
+    expect(((err as FencedError).cause as FencedError).detail).toBe((err as FencedError).detail);
+  });
+
+  for (const [what, refused] of [
+    ["its first write (the store's capability check)", "probe/"],
+    ["the fence it plants at the end of the log", "wal/"],
+  ] as const) {
+    it(`says the same when the store refuses ${what}`, async () => {
+      const inner = new MemoryStore();
+      await (await Engine.open(inner)).close();
+      const manifestsBefore = await keysUnder(inner, "manifest/");
+      const store = new RefusingClaims(inner);
+      store.refusing = true;
+      store.prefixes = [refused];
+      const err = await Engine.open(store, { clock: new RushingClock() }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(FencedError);
+      expect((err as Error).message).toMatch(
+        new RegExp(`^the store given to this open refused its write \\(the owner lease ran out before the write of "${refused}`),
+      );
+      expect((err as Error).message).not.toMatch(/newer writer/);
+      if (refused === "probe/") expect(await keysUnder(inner, "manifest/")).toEqual(manifestsBefore);
+    });
+  }
+
   it("a queue opened through an owner term's guard, the term ending before its claim, fails at the claim with FencedError", async () => {
     const inner = new MemoryStore();
     const first = await Queue.open(inner, "app");
     await first.enqueue("q", new Uint8Array([1]), { jobId: "kept" });
     await first.close();
-    const clock = new MockClock();
-    const terms: OwnerTerm[] = [];
-    const election = runOwnerElection(inner, "app", {
-      processId: "p",
-      clock,
-      leaseDurationMs: LEASE,
-      renewIntervalMs: RENEW,
-      logger: { error: () => undefined },
-      start: async (term) => {
-        terms.push(term);
-        return { stop: async () => undefined };
-      },
-    });
-    await until("the term started", () => terms.length === 1);
-    const guarded = terms[0]!.guard(inner);
+    const { election, term } = await startedTerm(inner);
+    const guarded = term.guard(inner);
     // The term ends (its lease released) while its Queue.open runs, just before the open's claim: every claim is refused.
     const claims: string[] = [];
     const watching = new (class extends ForwardingStore {
@@ -92,6 +123,7 @@ describe("an open whose store refuses its writes", () => {
     const open = Queue.open(watching, "app", { clock: new RushingClock() });
     await expect(open).rejects.toBeInstanceOf(FencedError);
     await expect(open).rejects.toThrow(/the owner term of app\/lease\/ ended/);
+    await expect(open).rejects.toThrow(/^the store given to this open refused its write/);
     expect(claims).toHaveLength(1);
     const reopened = await Queue.open(inner, "app");
     expect(await reopened.view().job("kept")).not.toBeNull();

@@ -30,6 +30,7 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
       "runtime/time-bounds.ts",
       "runtime/option-values.ts",
       "runtime/own-fields.ts",
+      "runtime/own-layouts.ts",
       "runtime/internal-construction.ts",
       "runtime/bytes.ts",
       "runtime/redact.ts",

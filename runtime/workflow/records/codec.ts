@@ -7,13 +7,13 @@
  * Buffers sharing a pool.
  */
 import { hash } from "node:crypto";
-import { Packr } from "msgpackr";
+import { packrWithOwnLayouts } from "../../own-layouts.js";
 import { decodeDefining } from "../../engine/defining-decode.js";
 import { assertPlainMessagePack } from "../../engine/plain-messagepack.js";
 import { prototypesHoldAnIndex } from "../../own-fields.js";
 import { packPlain } from "../../queue/record-pack.js";
 
-const packr = new Packr({ useRecords: false, moreTypes: false });
+const packr = packrWithOwnLayouts({ useRecords: false, moreTypes: false });
 
 /**
  * Encodes `value` into a fresh byte array that owns its memory. Plain data
