@@ -408,7 +408,7 @@ export class OwnerElection {
       if (reason !== undefined) this.#logger.warn({ err: reason, lease: this.leasePrefix }, "the owner's work ended; releasing the lease");
       termCtl.abort();
     };
-    const lease: TermLease = { deadline: claimedAt + this.#leaseMs, lost: false, ended: false };
+    const lease: TermLease = { deadline: claimedAt + this.#leaseMs, lost: false, ended: false, inflight: 0, drained: [] };
     const term: OwnerTerm = { leaseNumber: n, signal: termCtl.signal, stepDown, guard: (store) => guardWrites(store, this.#clock, lease, this.leasePrefix) };
     this.#term = term;
     this.#setState("owner");
@@ -485,10 +485,15 @@ export class OwnerElection {
     // after this (a straggler of the work) could otherwise land beside the next owner's once the release is out.
     lease.ended = true;
     if (steppedDown && this.#holdoffUntil < this.#clock.now()) this.#holdoffUntil = this.#clock.now() + this.#leaseMs;
+    // A write the guard passed before the end may still be in flight (work that did not wait for it): released
+    // now, the next owner could write the same key before it lands. Wait for it, but not past the deadline.
+    const settled = lost ? true : await this.#beforeDeadline(writesSettled(lease), lease.deadline);
+    if (settled === "late")
+      this.#logger.warn({ lease: this.leasePrefix }, "a write of the ended owner term was still in flight at its lease's end; not releasing the lease");
     // Graceful: release so a standby follows at once. Not once the lease ran out (a term that
     // wakes from a pause and steps down): the next number may be a slot the new owner has since
     // deleted, and a release written there would be a stale object in the chain.
-    if (!lost && this.#clock.now() < lease.deadline) await this.#release(current + 1);
+    if (!lost && settled !== "late" && this.#clock.now() < lease.deadline) await this.#release(current + 1);
     this.#setState(stop.aborted ? "stopped" : "standby");
   }
 
@@ -593,6 +598,34 @@ interface TermLease {
   lost: boolean;
   /** The term's work stopped (a graceful end): from here on the lease is released or about to be. */
   ended: boolean;
+  /** Writes the term's guards passed that have not settled yet. */
+  inflight: number;
+  /** Called once `inflight` falls to 0. */
+  drained: Array<() => void>;
+}
+
+/** Runs `write`, a write a guard of `lease` passed, counted in flight until it settles. */
+function counted<T>(lease: TermLease, write: () => Promise<T>): Promise<T> {
+  lease.inflight++;
+  const done = () => {
+    if (--lease.inflight > 0) return;
+    const waiting = lease.drained;
+    lease.drained = [];
+    for (const wake of waiting) wake();
+  };
+  let p: Promise<T>;
+  try {
+    p = write();
+  } catch (err) {
+    done();
+    return Promise.reject(err);
+  }
+  return Promise.resolve(p).finally(done);
+}
+
+/** Resolves once no write a guard of `lease` passed is in flight. */
+function writesSettled(lease: TermLease): Promise<void> {
+  return lease.inflight === 0 ? Promise.resolve() : new Promise<void>((r) => lease.drained.push(r));
 }
 
 /** `store` refusing writes once `lease` ran out, was lost or its term ended (see `OwnerTerm.guard`). */
@@ -615,18 +648,18 @@ function guardWrites(store: ObjectStore, clock: Clock, lease: TermLease, what: s
     list: (prefix, opts) => store.list(prefix, opts),
     async put(key, body, opts) {
       check(key);
-      return store.put(key, body, opts);
+      return counted(lease, () => store.put(key, body, opts));
     },
     async delete(key) {
       check(key);
-      return store.delete(key);
+      return counted(lease, () => store.delete(key));
     },
     ...(store.removeLeftovers === undefined
       ? {}
       : {
           removeLeftovers: async (prefix: string) => {
             check(prefix);
-            return store.removeLeftovers!(prefix);
+            return counted(lease, () => store.removeLeftovers!(prefix));
           },
         }),
   };

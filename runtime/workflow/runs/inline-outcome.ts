@@ -82,6 +82,20 @@ export function outcomeOfTermination(t: TerminalRecord): RunOutcome | null {
   return endedWithoutWorker(t.token, t.errorKind) ? outcomeFrom(t, undefined) : null;
 }
 
+/**
+ * Whether `o`, read from the run result record under `t`'s token, is the
+ * outcome of termination `t`. A token comes back when a dead step requeued
+ * with fresh attempts ends the run again (`<job id>:<attempt>`): a record
+ * read and kept before that redrive answers under it, and tells itself
+ * apart by its status, step, error kind or error text (which the
+ * termination holds whole, or cut short when long).
+ */
+export function outcomeOfEnd(o: RunOutcome, t: TerminalRecord): boolean {
+  if (o.status !== t.status || o.finalStep !== t.finalStep || o.errorKind !== (t.errorKind ?? undefined)) return false;
+  const error = t.error ?? undefined;
+  return o.error === error || (error !== undefined && o.error !== undefined && error.length < o.error.length);
+}
+
 function outcomeFrom(t: TerminalRecord, inline: InlineOutcome | undefined): RunOutcome {
   const o: Building<RunOutcome> = {
     runId: t.runId as RunId,

@@ -24,7 +24,7 @@ import {
   type TerminalRecord,
 } from "../records/records.js";
 import { RunId } from "./run-id.js";
-import { outcomeOfTerminal, outcomeOfTermination } from "./inline-outcome.js";
+import { outcomeOfEnd, outcomeOfTerminal, outcomeOfTermination } from "./inline-outcome.js";
 import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
 import { retryStore } from "../store-retry.js";
@@ -286,7 +286,10 @@ export class WorkflowView {
   async outcomeOf(terminal: TerminalRecord): Promise<RunOutcome | null> {
     const inline = outcomeOfTerminal(terminal);
     if (inline !== null) return inline;
-    const rec = await this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix).readOutcomeRecord(terminal.runId, terminal.token);
+    const memos = this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix);
+    let rec = await memos.readOutcomeRecord(terminal.runId, terminal.token);
+    // Kept from an earlier end under the same token (a redrive since): the store's, read again, is this end's.
+    if (rec !== null && !outcomeOfEnd(rec.outcome, terminal)) rec = await memos.readOutcomeRecord(terminal.runId, terminal.token);
     // Read first even for an end without a worker: its token tells it from a worker's only by its form.
     return rec !== null && rec.token === terminal.token ? rec.outcome : outcomeOfTermination(terminal);
   }
