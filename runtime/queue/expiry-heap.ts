@@ -5,14 +5,20 @@
  * A node records the expiry its item had when pushed; it is current while
  * the item is live (the owner's predicate) and still has that expiry. The
  * owner calls `stale()` whenever it ends a current node (removes the item or
- * pushes it again at a later expiry). Stale nodes at the top are dropped
+ * pushes it again at a later expiry). Stale nodes at the front are dropped
  * then and there: items mostly end in about the order they expire (leases
  * of one duration, settled in the order taken), so most of them leave while
- * their items are still young, rather than hundreds held until a rebuild
- * (which outlived the collector's young generation and cost more to check
- * than to drop one at a time). Those below a live node are dropped all at
- * once when they outnumber the current ones, so the heap holds at most
- * about twice the live items.
+ * their items are still young. Those behind a live node are dropped all at
+ * once when they outnumber the current ones, so at most about twice the
+ * live items are held.
+ *
+ * Most items are pushed no earlier than the one pushed before them (leases
+ * of one duration, taken as the clock moves on): those go to a run kept in
+ * push order, which is expiry order, as two plain arrays. A push and a drop
+ * there cost an append and a step of its head, with no node object and no
+ * sift through a heap. Only an item that would expire before the run's last
+ * one goes to the binary heap beside it; the earliest item is the earlier
+ * of the two fronts.
  */
 
 interface HeapNode<T> {
@@ -24,6 +30,11 @@ interface HeapNode<T> {
 const MIN_REBUILD = 1024;
 
 export class ExpiryHeap<T extends { readonly expiresAt: number }> {
+  /** The run: expiries never falling, in push order, from `#runHead` on; the items beside them. */
+  #runAts: number[] = [];
+  #runItems: (T | undefined)[] = [];
+  #runHead = 0;
+  /** Items pushed earlier than the run's last expiry at the time, as a binary heap. */
   #nodes: HeapNode<T>[] = [];
   /** Nodes known to be stale and not yet dropped. */
   #stale = 0;
@@ -33,64 +44,138 @@ export class ExpiryHeap<T extends { readonly expiresAt: number }> {
 
   /** Nodes held, stale ones included (for tests). */
   get nodeCount(): number {
+    return this.#runAts.length - this.#runHead + this.#nodes.length;
+  }
+
+  /** Of those, the nodes in the binary heap: items pushed out of expiry order (for tests). */
+  get heapNodeCount(): number {
     return this.#nodes.length;
   }
 
   /** Adds `item`, which expires at `at` (its `expiresAt`). */
   push(at: number, item: T): void {
-    this.#insert({ at, item });
+    const ats = this.#runAts;
+    const n = ats.length;
+    if (n === this.#runHead || at >= ats[n - 1]!) {
+      ats.push(at);
+      this.#runItems.push(item);
+    } else this.#insert({ at, item });
   }
 
-  /** Notes that one current node went stale, and drops the stale nodes at the top. */
+  /** Notes that one current node went stale, and drops the stale nodes at the front. */
   stale(): void {
     this.#stale++;
-    this.#top();
-    if (this.#nodes.length >= MIN_REBUILD && this.#stale * 2 > this.#nodes.length) this.#rebuild();
+    this.#runFront();
+    this.#heapTop();
+    const held = this.nodeCount;
+    if (held >= MIN_REBUILD && this.#stale * 2 > held) this.#rebuild();
   }
 
   /** The live item expiring first, if any. */
   min(): T | undefined {
-    return this.#top()?.item;
+    const r = this.#runFront();
+    const h = this.#heapTop();
+    if (r < 0) return h?.item;
+    return h !== undefined && h.at < this.#runAts[r]! ? h.item : this.#runItems[r];
   }
 
-  /** Live items expiring at or before `now`, earliest first, at most `limit`; they stay in the heap. */
+  /** Live items expiring at or before `now`, earliest first, at most `limit`; they stay where they are. */
   upTo(now: number, limit: number): T[] {
-    const out: T[] = [];
-    const taken: HeapNode<T>[] = [];
-    while (out.length < limit) {
-      const n = this.#top();
+    // The heap's due items, taken off its top in order and put back.
+    const fromHeap: HeapNode<T>[] = [];
+    while (fromHeap.length < limit) {
+      const n = this.#heapTop();
       if (n === undefined || n.at > now) break;
       this.#popTop();
-      taken.push(n);
-      out.push(n.item);
+      fromHeap.push(n);
     }
-    for (const n of taken) this.#insert(n);
+    for (const n of fromHeap) this.#insert(n);
+    // Merged with the run's due items, which are in order already.
+    const out: T[] = [];
+    const ats = this.#runAts;
+    const items = this.#runItems;
+    let h = 0;
+    let i = this.#runFront();
+    if (i < 0) i = ats.length;
+    while (out.length < limit) {
+      while (i < ats.length && !this.#current(ats[i]!, items[i]!)) i++;
+      const runDue = i < ats.length && ats[i]! <= now;
+      if (h < fromHeap.length && (!runDue || fromHeap[h]!.at < ats[i]!)) out.push(fromHeap[h++]!.item);
+      else if (runDue) out.push(items[i++]!);
+      else break;
+    }
     return out;
   }
 
   clear(): void {
+    this.#runAts = [];
+    this.#runItems = [];
+    this.#runHead = 0;
     this.#nodes = [];
     this.#stale = 0;
   }
 
-  #current(n: HeapNode<T>): boolean {
-    return n.item.expiresAt === n.at && this.live(n.item);
+  #current(at: number, item: T): boolean {
+    return item.expiresAt === at && this.live(item);
   }
 
-  /** The top node once the stale ones above it are dropped. */
-  #top(): HeapNode<T> | undefined {
+  /** The index of the run's first current node once the stale ones before it are dropped; -1 when none is left. */
+  #runFront(): number {
+    const ats = this.#runAts;
+    const items = this.#runItems;
+    let i = this.#runHead;
+    while (i < ats.length) {
+      if (this.#current(ats[i]!, items[i]!)) break;
+      // Let go at once: the item may be collected while it is young.
+      items[i] = undefined;
+      i++;
+      if (this.#stale > 0) this.#stale--;
+    }
+    if (i === ats.length) {
+      // Emptied: start again from the arrays' beginning, so they never grow past what is held.
+      if (i > 0) {
+        ats.length = 0;
+        items.length = 0;
+      }
+      this.#runHead = 0;
+      return -1;
+    }
+    // The dropped front is cut off once it is most of the arrays.
+    if (i >= MIN_REBUILD && i * 2 > ats.length) {
+      ats.splice(0, i);
+      items.splice(0, i);
+      i = 0;
+    }
+    this.#runHead = i;
+    return i;
+  }
+
+  /** The heap's top node once the stale ones above it are dropped. */
+  #heapTop(): HeapNode<T> | undefined {
     for (;;) {
       // By the length: an empty array's [0] is whatever a prototype holds there.
       if (this.#nodes.length === 0) return undefined;
       const n = this.#nodes[0]!;
-      if (this.#current(n)) return n;
+      if (this.#current(n.at, n.item)) return n;
       this.#popTop();
       if (this.#stale > 0) this.#stale--;
     }
   }
 
   #rebuild(): void {
-    const kept = this.#nodes.filter((n) => this.#current(n));
+    const ats: number[] = [];
+    const items: (T | undefined)[] = [];
+    for (let i = this.#runHead; i < this.#runAts.length; i++) {
+      const at = this.#runAts[i]!;
+      const item = this.#runItems[i]!;
+      if (!this.#current(at, item)) continue;
+      ats.push(at);
+      items.push(item);
+    }
+    this.#runAts = ats;
+    this.#runItems = items;
+    this.#runHead = 0;
+    const kept = this.#nodes.filter((n) => this.#current(n.at, n.item));
     kept.sort((a, b) => a.at - b.at);
     // A sorted array is a heap.
     this.#nodes = kept;
@@ -101,7 +186,6 @@ export class ExpiryHeap<T extends { readonly expiresAt: number }> {
     const a = this.#nodes;
     let i = a.length;
     a.push(n);
-    // Most pushes expire no earlier than their parent (leases taken in order with one duration): the loop ends at once.
     while (i > 0) {
       const p = (i - 1) >> 1;
       const parent = a[p]!;

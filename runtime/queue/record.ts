@@ -9,6 +9,7 @@ import { StoreCorruptedError } from "../errors.js";
 import { decodeDefining } from "../engine/defining-decode.js";
 import { decodedWithOwnFields, defineOwn, ownEveryField, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
+import { readJobRecord } from "./record-read.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
 /** Where a job is in its life. `done` is stored only with done retention. */
@@ -295,9 +296,17 @@ function prototypeHoldsJobField(): boolean {
 }
 
 export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
-  const entries = plainEntries(key, bytes);
   // An index on a prototype: msgpackr's key cache would hand a setter there the bytes of field names.
   const polluted = prototypeHoldsJobField() || prototypesHoldAnIndex();
+  if (!polluted) {
+    // Read directly when it is a record of the usual kinds (see record-read.ts); anything else as below.
+    const direct = readJobRecord(bytes);
+    if (direct !== undefined && typeof direct.id === "string" && typeof direct.state === "string") {
+      direct.payload ??= new Uint8Array(0);
+      return direct;
+    }
+  }
+  const entries = plainEntries(key, bytes);
   let o = (polluted ? unpackDefining(key, bytes) : unpackAssigning(key, bytes)) as JobRecord | null;
   if (o === null || typeof o !== "object" || typeof o.id !== "string" || typeof o.state !== "string") {
     throw new StoreCorruptedError(key, "not a job record");

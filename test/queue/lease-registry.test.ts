@@ -92,6 +92,33 @@ describe("ExpiryHeap", () => {
     expect(heap.min()).toBe(window[0]);
     expect(heap.upTo(100_000 + 30_000, 100)).toEqual(window);
   });
+
+  it("keeps items pushed in expiry order out of the binary heap, and merges those pushed out of order with them", () => {
+    const live = new Set<{ expiresAt: number }>();
+    const heap = new ExpiryHeap<{ expiresAt: number }>((i) => live.has(i));
+    const push = (at: number) => {
+      const item = { expiresAt: at };
+      live.add(item);
+      heap.push(at, item);
+      return item;
+    };
+    // A steady stream of one lease duration: every push at or after the one before.
+    for (let t = 0; t < 1_000; t++) push(30_000 + t - (t % 3));
+    expect(heap.heapNodeCount).toBe(0);
+    expect(heap.nodeCount).toBe(1_000);
+    // Earlier than the last one pushed: these go to the heap, and still come out in order with the rest.
+    const early = [push(5), push(30_500), push(29_999), push(30_500)];
+    expect(heap.heapNodeCount).toBe(4);
+    expect(heap.min()).toBe(early[0]);
+    const due = heap.upTo(30_500, 2_000).map((i) => i.expiresAt);
+    expect(due).toEqual([...due].sort((a, b) => a - b));
+    expect(due.length).toBe(4 + 501);
+    expect(heap.upTo(30_000, 3).map((i) => i.expiresAt)).toEqual([5, 29_999, 30_000]);
+    live.delete(early[0]!);
+    heap.stale();
+    expect(heap.heapNodeCount).toBe(3);
+    expect(heap.min()?.expiresAt).toBe(29_999);
+  });
 });
 
 describe("Ended leases leave the expiry heap", () => {
