@@ -26,7 +26,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { processNotification } from "../terminal-hook/notification.js";
 import { EffectsHandle } from "./effects-handle.js";
 import type { WorkerSlot } from "./settlement-slots.js";
-import { type CarriedRun, decodeKnown, type RunKeys } from "./step-carry.js";
+import { type CarriedRun, decodeKnown, type Known, type RunKeys } from "./step-carry.js";
 import type { StepTrace } from "./step-history.js";
 
 type StepChildren = ReturnType<typeof childRunsFor>;
@@ -58,6 +58,8 @@ export class OpenStep implements StepTrace {
     /** Where the run keeps its memos (its submitting runtime's prefix). */
     readonly memos: MemoStore,
     readonly children: StepChildren,
+    /** The carried run record when it is the one read (its token unchanged): handed on as it is to the run's next step. */
+    readonly carriedRun: Known<RunRecord> | undefined,
   ) {}
 
   /** Whether the run has (or this delivery started) a child run. */
@@ -108,7 +110,7 @@ export function openStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): 
   if (pointer === null || pointer.jobId !== job.id) return staleStep(core, job, slot);
   const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, keys.run);
   // Read in this turn, the bytes are of the token's value; read otherwise, the token is not known.
-  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken);
+  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined);
 }
 
 /** The `OpenStep` of a step of a live run, its memos where its submitting runtime keeps them. */
@@ -122,11 +124,12 @@ function opened(
   runBytes: Uint8Array,
   run: RunRecord,
   runToken: KvToken | undefined,
+  carriedRun: Known<RunRecord> | undefined,
 ): OpenStep {
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
   const children = childRunsFor(core, runId, step, job.id, ownHeader(job.headers, HEADER_SIGNAL_WAIT));
-  return new OpenStep(runId, step, pointer.name, keys, runBytes, run, runToken, memos, children);
+  return new OpenStep(runId, step, pointer.name, keys, runBytes, run, runToken, memos, children, carriedRun);
 }
 
 /**
@@ -165,7 +168,7 @@ async function openStepSlowly(
     return undefined;
   }
   const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, keys.run);
-  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken);
+  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined);
 }
 
 /** A job of the step queue that is no step of a run: a terminal notification, a child's or parent's end, a no-op. */

@@ -28,7 +28,7 @@ import { makeStep } from "./delivery.js";
 import { cancelRecorded, OpenStep, openStep, tokenNow } from "./step-open.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, stepDedupKey } from "../records/kv-keys.js";
-import { type CarriedRun, type Known } from "./step-carry.js";
+import type { CarriedRun, Known, RunKeys } from "./step-carry.js";
 import { decodeReplayRecord, encodeReplayRecord, encodeNextStepPointer, type RunRecord, type StagedKv, type StepPointer } from "../records/records.js";
 import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX } from "../records/reserved.js";
 import { RunId } from "../runs/run-id.js";
@@ -581,13 +581,17 @@ async function continueOnSignal(
  * The ack of a continuing step that claims the run's next step for this
  * worker (`ackClaimingNext`), handed to the caller to await: the caller
  * then hands the next step on with `handOffNext`, however the ack ended.
+ * It is also what the next step is handed (the run's records, see
+ * step-carry): one object for both.
  */
-class ChainedAck {
+class ChainedAck implements CarriedRun {
   constructor(
     /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
     readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
     readonly chain: SlotChain,
-    readonly carry: CarriedRun,
+    readonly run: Known<RunRecord>,
+    readonly pointer: Known<StepPointer>,
+    readonly keys: RunKeys,
   ) {}
 }
 
@@ -652,8 +656,8 @@ function submitContinue(
   // No commit applied since the ack's: the key's token now is that of the pointer bytes it put.
   const pointerToken = !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true ? tokenNow(core, keys.pointerAt) : undefined;
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
-  const run: Known<RunRecord> = { bytes: w.runBytes, value: w.run, token: w.runToken };
-  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer, token: pointerToken }, keys });
+  const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
+  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys);
 }
 
 /** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
@@ -718,7 +722,7 @@ async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> 
 
 /** Starts the step a chained ack claimed on this worker, with the records its settlement left (or returns the reservation). Once. */
 function handOffNext(c: ChainedAck, next: ClaimedJob | undefined): void {
-  c.chain.handOff(next, next === undefined ? undefined : c.carry);
+  c.chain.handOff(next, next === undefined ? undefined : c);
 }
 
 /**
