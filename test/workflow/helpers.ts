@@ -72,6 +72,8 @@ export interface EnvOptions {
   configure?: (b: WorkflowRuntimeBuilder) => WorkflowRuntimeBuilder;
   /** Start the worker (default true). */
   start?: boolean;
+  /** What the runtime is given as its queue, made from the queue opened (default: that queue). */
+  wrapQueue?: (queue: Queue) => Queue;
 }
 
 /** A queue over a memory store with a mock clock, a runtime over it and (by default) a running worker. */
@@ -85,7 +87,7 @@ export async function openEnv(runner: StepRunner, opts: EnvOptions = {}): Promis
     queueConfigs: { "workflow-steps": { backoff: { baseMs: 1000, maxMs: 60_000 }, ...(opts.queueOptions?.queueConfigs?.["workflow-steps"] ?? {}) } },
   });
   const logged: unknown[] = [];
-  let b = WorkflowRuntime.builder(queue, store, runner, opts.hook ?? NoopTerminalHook).logger({ error: (obj) => logged.push(obj) });
+  let b = WorkflowRuntime.builder(opts.wrapQueue?.(queue) ?? queue, store, runner, opts.hook ?? NoopTerminalHook).logger({ error: (obj) => logged.push(obj) });
   if (opts.configure) b = opts.configure(b);
   const runtime = b.build();
   const worker = opts.start === false ? undefined : runtime.spawn();

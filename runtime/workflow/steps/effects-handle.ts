@@ -50,6 +50,9 @@ class HandleStaged implements StagedKv {
   }
 }
 
+/** What a handle that staged nothing hands its settlement: one frozen object for every such step (most steps), only read. */
+const NOTHING_STAGED: StagedKv = Object.freeze(new HandleStaged(Object.freeze([]) as never, Object.freeze([]) as never));
+
 /**
  * Caller KV writes and deletes staged during a step, applied in the
  * settlement that commits the outcome the runner returned. Each operation
@@ -104,6 +107,7 @@ export class EffectsHandle {
 
   /** @internal What is staged, holding the handle's own copies, for the settlement (see `applyStaged`): not handed to step code. */
   static stagedOwned(h: EffectsHandle): StagedKv {
+    if (h.#puts === undefined && h.#deletes === undefined) return NOTHING_STAGED;
     return new HandleStaged(h.#puts === undefined ? [] : [...h.#puts], h.#deletes === undefined ? [] : [...h.#deletes]);
   }
 
@@ -141,6 +145,8 @@ function readStaged(staged: unknown): StagedKv {
 
 /** Adds staged KV operations to queue settlement effects: a live handle's copies as they are, others copied. */
 export function applyStaged(staged: StagedKv, into: SettlementEffects): SettlementEffects {
+  // Most steps stage nothing: no iterators made for empty lists.
+  if (staged.puts.length === 0 && staged.deletes.length === 0) return into;
   if (HandleStaged.is(staged)) for (const [k, v] of staged.puts) stageOwnedPut(into, k, v);
   else for (const [k, v] of staged.puts) into.kvPut(k, v);
   for (const k of staged.deletes) into.kvDelete(k);

@@ -22,38 +22,15 @@ import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types.js";
-import type { KvToken } from "../../queue/queue.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
-import type { KvKeyRef } from "../../queue/user-keys.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeStep } from "./delivery.js";
+import { cancelRecorded, OpenStep, openStep, tokenNow } from "./step-open.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
-import { replayRecordKey, runKey, stepDedupKey, stepPointerKey } from "../records/kv-keys.js";
-import { bytesEqual } from "../../store/bytes-equal.js";
-import { type CarriedRun, decodeKnown, type Known, type RunKeys } from "./step-carry.js";
-import {
-  decodeReplayRecord,
-  decodeRunRecord,
-  decodeStepPointer,
-  encodeReplayRecord,
-  encodeNextStepPointer,
-  type RunRecord,
-  type StagedKv,
-  type StepPointer,
-} from "../records/records.js";
-import {
-  HEADER_CHILD_ENDED,
-  HEADER_NOOP,
-  HEADER_PARENT_ENDED,
-  HEADER_RUN_ID,
-  HEADER_SIGNAL_WAIT,
-  HEADER_STEP,
-  HEADER_TERMINAL,
-  HEADER_TRACEPARENT,
-  RESERVED_HEADER_PREFIX,
-} from "../records/reserved.js";
-import type { ChildRuns } from "../children/child-runs.js";
-import { childRunsFor, processChildEnded, processParentEnded } from "../children/child-runs.js";
+import { replayRecordKey, stepDedupKey } from "../records/kv-keys.js";
+import type { CarriedRun, Known, RunKeys } from "./step-carry.js";
+import { decodeReplayRecord, encodeReplayRecord, encodeNextStepPointer, type RunRecord, type StagedKv, type StepPointer } from "../records/records.js";
+import { HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX } from "../records/reserved.js";
 import { RunId } from "../runs/run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { MemoStore } from "../memo/memo.js";
@@ -64,11 +41,9 @@ import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
 import { watchMemoWrites } from "../memo/memo.js";
-import { reopenRequeued } from "../runs/redrive.js";
 import { FLOW_HEADER_PREFIX, flowHeadersOf, withCurrentLimit } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
-import { processNotification } from "../terminal-hook/notification.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { nextStepIdTaken } from "../runs/drawn-job-id.js";
 import { ownHeader, showLoneSurrogates } from "../../option-values.js";
@@ -189,163 +164,72 @@ export interface StepWorkEnd {
  * every step a promise and a turn): a failure goes through `recoverStep`
  * and then to `worker.stepFailed`, the slot is freed and `worker.stepEnded`
  * called, and the promise never rejects.
+ *
+ * This frame holds only what the path most steps take needs (a step of a
+ * live run whose runner continues it at once, its records read in this
+ * turn): an async frame keeps every register of its function for the
+ * step's whole life, so opening the step, the rare outcomes, replay and
+ * cancels are functions of their own.
  */
 export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, worker?: StepWorkEnd): Promise<void> {
   try {
-    if (ownHeader(job.headers, HEADER_TERMINAL) !== undefined) {
-      await processNotification(core, job, slot);
+    const opening = openStep(core, job, slot);
+    const w = opening instanceof OpenStep ? opening : await opening;
+    if (w === undefined) return;
+    if (w.run.cancelRequested === true || cancelRequestedOf(job)) {
+      await terminateCancelled(core, job, slot, log, w);
       return;
     }
-    if (ownHeader(job.headers, HEADER_CHILD_ENDED) !== undefined) {
-      await processChildEnded(core, job, slot);
-      return;
-    }
-    if (ownHeader(job.headers, HEADER_PARENT_ENDED) !== undefined) {
-      await processParentEnded(core, job, slot);
-      return;
-    }
-    if (ownHeader(job.headers, HEADER_NOOP) !== undefined) {
-      await slot.freeAfterSubmitting(core.queue.ack(job));
-      return;
-    }
-    // The records as the settlement that claimed this step left them, when it did: read again, decoded only if changed.
-    const carried = slot.takeCarried();
-    const runId = ownHeader(job.headers, HEADER_RUN_ID);
-    const step = Number(ownHeader(job.headers, HEADER_STEP));
-    if (!isRunIdOf(runId, carried) || !Number.isInteger(step) || step < 0) {
-      await slot.freeAfterSubmitting(
-        core.queue.deadLetter(job, "not a workflow step job: the workflow.run_id / workflow.step headers are missing or malformed"),
-      );
-      return;
-    }
-    const keys: RunKeys = carried?.keys ?? runKeysOf(core, runId);
-    const runK = keys.run;
-    // The run record is unchanged while its token is the one the claiming settlement carried: not read, copied or compared.
-    let runToken = tokenNow(core, keys.runAt);
-    const same = runToken !== undefined && carried !== undefined && runToken === carried.run.token;
-    let runBytes: Uint8Array | null;
-    if (same) runBytes = carried.run.bytes;
-    else {
-      const runNow = readNow(core, keys.runAt);
-      // Read after an await, the bytes may be of a later value than the token's.
-      if (runNow === undefined) runToken = undefined;
-      runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(runK);
-    }
-    // A dead step requeued after it ended its run re-opens the run (a redrive through the queue).
-    if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(runK);
-    let pointer: StepPointer | null | undefined = pointerNow(core, keys, carried);
-    if (pointer === undefined) {
-      const ptrNow = readNow(core, keys.pointerAt);
-      const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(keys.pointer);
-      pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, keys.pointer);
-    }
-    if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
-      // The run terminated or moved past this job (a stale redelivery): nothing to do.
-      await slot.freeAfterSubmitting(core.queue.ack(job));
-      return;
-    }
-    const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, runK);
-    // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
-    const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-    // `signal` in the literal, set below: added after, it would cost the object a second hidden class and a property store.
-    const trace: StepTrace = { runId, step, name: pointer.name, signal: undefined, memoKeys: [] };
-    if (run.cancelRequested === true || cancelRequestedOf(job)) {
-      const base = terminationBase(job, run, runId, step, memos, core.clock.now(), run.hasChildren);
-      await terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, trace);
-      return;
-    }
-
     // Only a step continued on a signal has one to resolve (an async call costs even when it has nothing to wait for).
-    const signal = ownHeader(job.headers, HEADER_SIGNAL_WAIT) === undefined ? undefined : await resolveSignal(core, job, runId, step);
-    trace.signal = signal;
-    const children = childRunsFor(core, runId, step, job.id, ownHeader(job.headers, HEADER_SIGNAL_WAIT));
+    if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined) w.signal = await resolveSignal(core, job, w.runId, w.step);
+    if (core.stepOutputReplay) {
+      await processReplayable(core, job, slot, log, w);
+      return;
+    }
     // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
-    let verdict: Verdict | undefined = core.stepOutputReplay ? await replayedVerdict(memos, job, runId, step) : undefined;
-    if (verdict === undefined) {
-      const effects = new EffectsHandle();
-      const s = stepFor(core, memos, job, run, runId, step, signal, trace.memoKeys, children, effects);
-      try {
-        const outcome = checkOutcome(await core.runner.runStep(s));
-        verdict = { ok: true, outcome, staged: EffectsHandle.stagedOwned(effects), replayed: false };
-      } catch (error) {
-        verdict = { ok: false, error };
-      } finally {
-        effects.seal();
-        // A start after this (a kept handle, or one left unawaited) would make a child this settlement does not know of;
-        // one already past the seal's checks lands first, so the run's end finds its child among the run's children.
-        const landing = children.seal();
-        if (landing !== undefined) await landing;
-      }
+    let outcome: StepOutcome;
+    try {
+      outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
+    } catch (error) {
+      await settleThrown(core, job, slot, log, w, error);
+      return;
     }
-    let externalCancel = cancelRequestedOf(job);
-    if (!externalCancel) {
-      const c = cancelRequested(core, keys, runBytes, run, runToken);
-      externalCancel = typeof c === "boolean" ? c : await c;
-    }
-    if (verdict.ok && !verdict.replayed && !externalCancel && core.stepOutputReplay) {
-      const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
-      const key = replayRecordKey(memos.prefix, runId, step, job.payload);
-      const bytes = encodeReplayRecord(record);
-      try {
-        await putReplayRecord(memos, key, bytes);
-      } catch (e) {
-        // The record is part of the settlement: without it, run the step again (uncounted after store faults).
-        await retryStep(core, job, slot, log, e, "could not write the step's replay record");
-        return;
-      }
+    const landing = w.seal();
+    if (landing !== undefined) await landing;
+    const staged = EffectsHandle.stagedOwned(w.effects);
+    const cancelled = cancelRequestedOf(job) || cancelRecorded(core, w);
+    if (outcome.kind !== "continue" || cancelled !== false) {
+      await settleVerdict(core, job, slot, log, w, { ok: true, outcome, staged, replayed: false }, cancelled);
+      return;
     }
     const now = core.clock.now();
-    // A child started by this delivery set the run record's flag after the record above was read.
-    const hasChildren = run.hasChildren === true || children.started();
-
-    if (verdict.ok && verdict.outcome.kind === "cancel") {
-      const at = terminationBase(job, run, runId, step, memos, now, hasChildren);
-      await terminate(core, job, slot, ending(at, "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, trace);
-    } else if (externalCancel) {
-      const at = terminationBase(job, run, runId, step, memos, now, hasChildren);
-      await terminate(core, job, slot, ending(at, "cancelled", "cancelled"), undefined, log, trace);
-    } else if (verdict.ok) {
-      const o = verdict.outcome;
-      if (o.kind === "continue") {
-        const runNow: Known<RunRecord> = { bytes: runBytes, value: run, token: runToken };
+    try {
+      const c = continueRun(core, job, slot, w, outcome, staged, undefined, now, log);
+      if (!(c instanceof ChainedAck)) await c;
+      else {
+        // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
+        let next: ClaimedJob | undefined;
         try {
-          const c = continueRun(core, job, slot, runId, step, o, verdict, now, memos, hasChildren, log, trace, runNow, keys);
-          if (!(c instanceof ChainedAck)) await c;
+          const s = c.settled;
+          if (s instanceof Promise) next = (await s).next;
           else {
-            // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
-            let next: ClaimedJob | undefined;
+            // The ack's commit awaited here rather than in a settlement frame of the queue's own: a promise and a turn per step.
             try {
-              const s = c.settled;
-              if (s instanceof Promise) next = (await s).next;
-              else {
-                // The ack's commit awaited here rather than in a settlement frame of the queue's own: a promise and a turn per step.
-                try {
-                  await s.durable;
-                } catch (e) {
-                  s.failed(e);
-                  throw e;
-                }
-                const done = s.settled();
-                next = (done instanceof Promise ? await done : done).next;
-              }
-            } finally {
-              handOffNext(c, next);
+              await s.durable;
+            } catch (e) {
+              s.failed(e);
+              throw e;
             }
+            const done = s.settled();
+            next = (done instanceof Promise ? await done : done).next;
           }
-        } catch (e) {
-          if (!nextStepIdTaken(e)) throw e;
-          await continueAgain(core, job, slot, runId, step, o, verdict, now, memos, hasChildren, log, trace, runNow, keys);
+        } finally {
+          handOffNext(c, next);
         }
-      } else if (o.kind === "succeed") {
-        const t = ending(terminationBase(job, run, runId, step, memos, now, hasChildren), "succeeded");
-        t.result = o.result;
-        await terminate(core, job, slot, t, verdict.staged, log, trace);
-      } else if (o.kind === "fail") {
-        const at = terminationBase(job, run, runId, step, memos, now, hasChildren);
-        await terminate(core, job, slot, ending(at, "failed", "runner", o.reason), verdict.staged, log, trace);
       }
-    } else {
-      await failStep(core, job, slot, terminationBase(job, run, runId, step, memos, now, hasChildren), verdict.error, log, trace);
+    } catch (e) {
+      if (!nextStepIdTaken(e)) throw e;
+      await continueAgain(core, job, slot, w, outcome, staged, undefined, now, log);
     }
   } catch (e) {
     if (worker === undefined) throw e;
@@ -359,6 +243,91 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       slot.free();
       worker.stepEnded();
     }
+  }
+}
+
+/** A step of a run whose cancel was recorded before it ran: the run ends cancelled without running it. */
+function terminateCancelled(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, w: OpenStep): Promise<void> {
+  const base = terminationBase(job, w.run, w.runId, w.step, w.memos, core.clock.now(), w.run.hasChildren);
+  return terminate(core, job, slot, ending(base, "cancelled", "cancelled"), undefined, log, w);
+}
+
+/** A step whose runner threw (or returned no StepOutcome): sealed, then settled as its error and any cancel have it. */
+async function settleThrown(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, w: OpenStep, error: unknown): Promise<void> {
+  const landing = w.seal();
+  if (landing !== undefined) await landing;
+  await settleVerdict(core, job, slot, log, w, { ok: false, error }, cancelRequestedOf(job) || cancelRecorded(core, w));
+}
+
+/**
+ * A step processed with step output replay on: its recorded outcome
+ * replayed, or the runner run and its outcome recorded before the
+ * settlement (unless the run was cancelled meanwhile).
+ */
+async function processReplayable(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, w: OpenStep): Promise<void> {
+  let verdict = await replayedVerdict(w.memos, job, w.runId, w.step);
+  if (verdict === undefined) {
+    try {
+      const outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
+      verdict = { ok: true, outcome, staged: EffectsHandle.stagedOwned(w.effects), replayed: false };
+    } catch (error) {
+      verdict = { ok: false, error };
+    } finally {
+      const landing = w.seal();
+      if (landing !== undefined) await landing;
+    }
+  }
+  const cancelled = cancelRequestedOf(job) || (await cancelRecorded(core, w));
+  if (verdict.ok && !verdict.replayed && !cancelled) {
+    const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
+    const key = replayRecordKey(w.memos.prefix, w.runId, w.step, job.payload);
+    try {
+      await putReplayRecord(w.memos, key, encodeReplayRecord(record));
+    } catch (e) {
+      // The record is part of the settlement: without it, run the step again (uncounted after store faults).
+      await retryStep(core, job, slot, log, e, "could not write the step's replay record");
+      return;
+    }
+  }
+  await settleVerdict(core, job, slot, log, w, verdict, cancelled);
+}
+
+/**
+ * Settles a step by its verdict and whether its run's cancel was recorded
+ * while it ran (`cancelled`), in the precedence the module note gives.
+ */
+async function settleVerdict(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  log: WorkflowLogger,
+  w: OpenStep,
+  verdict: Verdict,
+  cancelled: boolean | Promise<boolean>,
+): Promise<void> {
+  const externalCancel = typeof cancelled === "boolean" ? cancelled : await cancelled;
+  const now = core.clock.now();
+  const { run, runId, step, memos } = w;
+  if (verdict.ok && verdict.outcome.kind === "cancel") {
+    const at = terminationBase(job, run, runId, step, memos, now, w.hasChildren());
+    await terminate(core, job, slot, ending(at, "cancelled", "runner", verdict.outcome.reason), verdict.staged, log, w);
+  } else if (externalCancel) {
+    const at = terminationBase(job, run, runId, step, memos, now, w.hasChildren());
+    await terminate(core, job, slot, ending(at, "cancelled", "cancelled"), undefined, log, w);
+  } else if (verdict.ok) {
+    const o = verdict.outcome;
+    if (o.kind === "continue") {
+      await continueAgain(core, job, slot, w, o, verdict.staged, verdict.replayed ? verdict.storedAtMs : undefined, now, log);
+    } else if (o.kind === "succeed") {
+      const t = ending(terminationBase(job, run, runId, step, memos, now, w.hasChildren()), "succeeded");
+      t.result = o.result;
+      await terminate(core, job, slot, t, verdict.staged, log, w);
+    } else if (o.kind === "fail") {
+      const at = terminationBase(job, run, runId, step, memos, now, w.hasChildren());
+      await terminate(core, job, slot, ending(at, "failed", "runner", o.reason), verdict.staged, log, w);
+    }
+  } else {
+    await failStep(core, job, slot, terminationBase(job, run, runId, step, memos, now, w.hasChildren()), verdict.error, log, w);
   }
 }
 
@@ -408,70 +377,6 @@ function ending(at: Omit<TerminationInput, "status">, status: TerminationInput["
   return t;
 }
 
-/**
- * The committed value at one of the runtime's own KV keys, read in this
- * turn when the queue offers it (`Queue.kvGetNow`); `undefined` when the
- * caller must await `kvGet`. The step path reads three records per step.
- */
-function readNow(core: RuntimeCore, key: string | KvKeyRef): Uint8Array | null | undefined {
-  return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
-}
-
-/** The token of the value at one of the runtime's own KV keys (`Queue.kvTokenNow`), or undefined. */
-function tokenNow(core: RuntimeCore, key: string | KvKeyRef): KvToken | undefined {
-  return core.queue.kvTokenNow === undefined ? undefined : core.queue.kvTokenNow(key);
-}
-
-/** The keys of run `runId`'s records, with their references when the queue makes them (checked here once per run, not per step). */
-function runKeysOf(core: RuntimeCore, runId: RunId): RunKeys {
-  const run = runKey(core.queueName, runId);
-  const pointer = stepPointerKey(core.queueName, runId);
-  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer };
-  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
-}
-
-/**
- * The carried step pointer while the key holds the value the carrying
- * settlement's commit wrote (its token, taken while no later commit had
- * applied, is the key's token): no read, copy or comparison of the bytes.
- * Undefined when that is not known: the caller reads it.
- */
-function pointerNow(core: RuntimeCore, keys: RunKeys, carried: CarriedRun | undefined): StepPointer | undefined {
-  const known = carried?.pointer;
-  return known?.token !== undefined && tokenNow(core, keys.pointerAt) === known.token ? known.value : undefined;
-}
-
-/**
- * Whether the step job's run id header `id` is a run id. The id the carried
- * keys were made for was checked then: equal to it, the header is not
- * matched against the pattern again (a chained step's header is that id).
- */
-function isRunIdOf(id: string | undefined, carried: CarriedRun | undefined): id is RunId {
-  return carried !== undefined && id === carried.keys.runId ? true : RunId.isValid(id);
-}
-
-/**
- * Whether a cancel of the run was recorded; `read` is the run record read
- * (and decoded as `run`) before the runner ran, at `keys.run`, and `token` the
- * key's token in the turn it was read, when known. A promise only when the
- * queue cannot read in this turn.
- */
-function cancelRequested(core: RuntimeCore, keys: RunKeys, read: Uint8Array, run: RunRecord, token: KvToken | undefined): boolean | Promise<boolean> {
-  // The same token: the record was not written since it was read.
-  if (token !== undefined && tokenNow(core, keys.runAt) === token) return run.cancelRequested === true;
-  const key = keys.run;
-  const now = readNow(core, keys.runAt);
-  return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run)) : cancelIn(now, key, read, run);
-}
-
-function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunRecord): boolean {
-  if (b === null) return false;
-  // The same bytes as read before: the record did not change. Compared by content, since
-  // the engine may hold the value packed and hand out a fresh array per read.
-  if (b === read || bytesEqual(b, read)) return run.cancelRequested === true;
-  return decodeRunRecord(b, key).cancelRequested === true;
-}
-
 /** The outcome recorded for this delivery when step output replay is on, or undefined: run the step. */
 async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, step: number): Promise<Verdict | undefined> {
   const key = replayRecordKey(memos.prefix, runId, step, job.payload);
@@ -486,24 +391,14 @@ async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, 
   }
 }
 
-/** The `Step` the runner is handed for this delivery; what it stages goes to `effects`, the memo keys it writes to `memoKeys`. */
-function stepFor(
-  core: RuntimeCore,
-  memos: MemoStore,
-  job: ClaimedJob,
-  run: RunRecord,
-  runId: RunId,
-  step: number,
-  signal: Uint8Array | null | undefined,
-  memoKeys: string[],
-  children: ChildRuns,
-  effects: EffectsHandle,
-): ReturnType<typeof makeStep> {
+/** The `Step` the runner is handed for the opened step `w`: what it stages goes to `w.effects`, the memo keys it writes to `w.memoKeys`. */
+function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): ReturnType<typeof makeStep> {
+  const { memos, runId, step, memoKeys } = w;
   return makeStep(
     {
       runId,
       // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
-      headers: { ...run.headers },
+      headers: { ...w.run.headers },
       jobId: job.id,
       attempt: job.attempt,
       maxAttempts: job.maxAttempts,
@@ -513,13 +408,13 @@ function stepFor(
       lease: job.lease,
       memo: watchMemoWrites(memos.newMemo(runId, step), memoKeys),
       runMemo: watchMemoWrites(memos.runMemo(runId), memoKeys),
-      effects,
+      effects: w.effects,
       kv: core.stepKv,
-      children,
+      children: w.children,
     },
     step,
     job.payload,
-    signal,
+    w.signal,
   );
 }
 
@@ -615,22 +510,18 @@ function continueRun(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
-  runId: RunId,
-  step: number,
+  w: OpenStep,
   o: Extract<StepOutcome, { kind: "continue" }>,
-  verdict: Extract<Verdict, { ok: true }>,
+  staged: StagedKv,
+  storedAtMs: number | undefined,
   now: number,
-  memos: MemoStore,
-  hasChildren: boolean,
   log: WorkflowLogger,
-  trace: StepTrace,
-  run: Known<RunRecord>,
-  keys: RunKeys,
 ): Promise<unknown> | ChainedAck {
+  const { runId, step } = w;
   const nextStep = step + 1;
   const nextJobId = core.queue.nextJobId();
-  // A replayed delay keeps its original schedule: it counts from when the outcome was first stored.
-  const elapsed = verdict.replayed && verdict.storedAtMs !== undefined ? Math.max(0, now - verdict.storedAtMs) : 0;
+  // A replayed delay keeps its original schedule: it counts from when the outcome was first stored (`storedAtMs`, set only for a replayed one).
+  const elapsed = storedAtMs !== undefined ? Math.max(0, now - storedAtMs) : 0;
   const opts: NextStepOptions = {
     jobId: nextJobId,
     dedupKey: stepDedupKey(runId, nextStep),
@@ -641,19 +532,19 @@ function continueRun(
   const nextName = describePayload(core.runner, o.payload)?.step;
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   if (nextName !== undefined) pointer.name = nextName;
-  const effects = applyStaged(verdict.staged, new SettlementEffects());
+  const effects = applyStaged(staged, new SettlementEffects());
   // Only a step continued on a signal has signal bookkeeping to release.
   if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
   else {
-    const commit = () => settledContinue(commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects));
+    const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts, pointer, effects));
     const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
     // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
-    const at = () => terminationBase(job, run.value, runId, step, memos, now, hasChildren);
-    return continueOnSignal(core, job, slot, at, log, trace, wait, opts, pointer, effects, commit);
+    const at = () => terminationBase(job, w.run, runId, step, w.memos, now, w.hasChildren());
+    return continueOnSignal(core, job, slot, at, log, w, wait, opts, pointer, effects, commit);
   }
-  return commitContinue(core, job, slot, o, verdict, now, trace, run, keys, opts, pointer, effects);
+  return commitContinue(core, job, slot, w, o, staged, now, opts, pointer, effects);
 }
 
 /** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
@@ -690,13 +581,17 @@ async function continueOnSignal(
  * The ack of a continuing step that claims the run's next step for this
  * worker (`ackClaimingNext`), handed to the caller to await: the caller
  * then hands the next step on with `handOffNext`, however the ack ended.
+ * It is also what the next step is handed (the run's records, see
+ * step-carry): one object for both.
  */
-class ChainedAck {
+class ChainedAck implements CarriedRun {
   constructor(
     /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
     readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
     readonly chain: SlotChain,
-    readonly carry: CarriedRun,
+    readonly run: Known<RunRecord>,
+    readonly pointer: Known<StepPointer>,
+    readonly keys: RunKeys,
   ) {}
 }
 
@@ -710,20 +605,18 @@ function commitContinue(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
+  w: OpenStep,
   o: Extract<StepOutcome, { kind: "continue" }>,
-  verdict: Extract<Verdict, { ok: true }>,
+  staged: StagedKv,
   now: number,
-  trace: StepTrace,
-  run: Known<RunRecord>,
-  keys: RunKeys,
   opts: NextStepOptions,
   pointer: StepPointer,
   effects: SettlementEffects,
 ): Promise<unknown> | ChainedAck {
   const transition = transitionOf(o.when, opts.runAt, now);
-  const history = stageStepHistory(core, job, trace, { outcome: "continued", endedAtMs: now, transition, staged: verdict.staged, next: o.payload }, effects);
-  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, o, run, keys, opts, pointer, effects)));
-  return submitContinue(core, job, slot, o, run, keys, opts, pointer, effects);
+  const history = stageStepHistory(core, job, w, { outcome: "continued", endedAtMs: now, transition, staged, next: o.payload }, effects);
+  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, w, o, opts, pointer, effects)));
+  return submitContinue(core, job, slot, w, o, opts, pointer, effects);
 }
 
 /** `commitContinue` once the history entry is staged: the next step's job and the step pointer, with the ack. */
@@ -731,13 +624,13 @@ function submitContinue(
   core: RuntimeCore,
   job: ClaimedJob,
   slot: WorkerSlot,
+  w: OpenStep,
   o: Extract<StepOutcome, { kind: "continue" }>,
-  run: Known<RunRecord>,
-  keys: RunKeys,
   opts: NextStepOptions,
   pointer: StepPointer,
   effects: SettlementEffects,
 ): Promise<unknown> | ChainedAck {
+  const keys = w.keys;
   // Built here from the step job's checked fields: staged without checking its strings again (see `rebuiltEnqueueItem`).
   stageRebuiltEnqueue(effects, core.queueName, o.payload, opts);
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
@@ -762,7 +655,9 @@ function submitContinue(
   }
   // No commit applied since the ack's: the key's token now is that of the pointer bytes it put.
   const pointerToken = !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true ? tokenNow(core, keys.pointerAt) : undefined;
-  return new ChainedAck(settled, chain, { run, pointer: { bytes: pointerBytes, value: pointer, token: pointerToken }, keys });
+  // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
+  const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
+  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys);
 }
 
 /** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
@@ -827,7 +722,7 @@ async function settledContinue(c: Promise<unknown> | ChainedAck): Promise<void> 
 
 /** Starts the step a chained ack claimed on this worker, with the records its settlement left (or returns the reservation). Once. */
 function handOffNext(c: ChainedAck, next: ClaimedJob | undefined): void {
-  c.chain.handOff(next, next === undefined ? undefined : c.carry);
+  c.chain.handOff(next, next === undefined ? undefined : c);
 }
 
 /**
