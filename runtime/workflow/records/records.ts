@@ -310,6 +310,40 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
   );
 }
 
+/**
+ * How many fields the map whose MessagePack encoding starts `bytes` holds,
+ * from its header alone; -1 when `bytes` does not start a map.
+ */
+function mapHeaderFields(bytes: Uint8Array): number {
+  const b = bytes.length === 0 ? -1 : bytes[0]!;
+  if (b >= 0x80 && b <= 0x8f) return b & 0x0f;
+  if (b === 0xde && bytes.length >= 3) return (bytes[1]! << 8) | bytes[2]!;
+  if (b === 0xdf && bytes.length >= 5) return ((bytes[1]! << 24) | (bytes[2]! << 16) | (bytes[3]! << 8) | bytes[4]!) >>> 0;
+  return -1;
+}
+
+/**
+ * A record at `key` read only to learn that it exists (a wait's read of an
+ * active run): its header checked, its fields not decoded. Throws
+ * `StoreCorruptedError` when the bytes start no map of at least `fields`
+ * fields, which no encoding of the record does; the full decoder reads the rest.
+ */
+function checkRecordShape(bytes: Uint8Array, key: string, what: string, fields: number): void {
+  const n = mapHeaderFields(bytes);
+  if (n < 0) throw new StoreCorruptedError(key, `${what} is not a map`);
+  if (n < fields) throw new StoreCorruptedError(key, `${what} lacks its required fields`);
+}
+
+/** `decodeRunRecord`'s check of the bytes' header only (see `checkRecordShape`): runId, submittedAtMs, inputSha256, incarnation and headers. */
+export function checkRunRecordShape(bytes: Uint8Array, key: string): void {
+  checkRecordShape(bytes, key, "run record", 5);
+}
+
+/** `decodeStepPointer`'s check of the bytes' header only (see `checkRecordShape`): step and jobId. */
+export function checkStepPointerShape(bytes: Uint8Array, key: string): void {
+  checkRecordShape(bytes, key, "step pointer", 2);
+}
+
 export function encodeStepPointer(p: StepPointer): Uint8Array {
   return encodeValue(compact(p));
 }
