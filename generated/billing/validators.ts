@@ -3,7 +3,1049 @@
 /* eslint-disable */
 import { validatorRuntime } from "taquba/generated";
 
-export const validateBillingHeaders = validate10;
+// Every validator in two forms (see eitherForm): plain reads inherited fields, own only an object's own.
+
+const plain = (() => {
+const schema11 = {"type":"object","required":["tenant_id"],"properties":{"callback_url":{"type":"string","format":"uri","description":"Where the terminal hook posts the outcome."},"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the work belongs to."}},"additionalProperties":false};
+const formats0 = validatorRuntime.formats.uri;
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.tenant_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tenant_id"},message:"must have required property '"+"tenant_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "callback_url") || (key0 === "tenant_id"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.callback_url !== undefined){
+let data0 = data.callback_url;
+if(typeof data0 === "string"){
+if(!(formats0(data0))){
+const err2 = {instancePath:instancePath+"/callback_url",schemaPath:"#/properties/callback_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/callback_url",schemaPath:"#/properties/callback_url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.tenant_id !== undefined){
+let data1 = data.tenant_id;
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+const err4 = {instancePath:instancePath+"/tenant_id",schemaPath:"#/properties/tenant_id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,64}$"},message:"must match pattern \""+"^[a-z0-9-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/tenant_id",schemaPath:"#/properties/tenant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+const schema12 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string","enum":["bounced","rejected","rate_limited"]},"retry_after_ms":{"type":"integer","minimum":0}},"additionalProperties":false};
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.reason === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "reason") || (key0 === "retry_after_ms"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+let data0 = data.reason;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(((data0 === "bounced") || (data0 === "rejected")) || (data0 === "rate_limited"))){
+const err3 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema12.properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.retry_after_ms !== undefined){
+let data1 = data.retry_after_ms;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err4 = {instancePath:instancePath+"/retry_after_ms",schemaPath:"#/properties/retry_after_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/retry_after_ms",schemaPath:"#/properties/retry_after_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+const schema13 = {"type":"object","required":["to","subject"],"properties":{"to":{"type":"string","format":"email"},"subject":{"type":"string","minLength":1,"maxLength":200},"body":{"type":"string"}},"additionalProperties":false};
+const formats2 = validatorRuntime.formats.email;
+const func2 = validatorRuntime.ucs2length;
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.to === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.subject === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "subject"},message:"must have required property '"+"subject"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "to") || (key0 === "subject")) || (key0 === "body"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.to !== undefined){
+let data0 = data.to;
+if(typeof data0 === "string"){
+if(!(formats2(data0))){
+const err3 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/to",schemaPath:"#/properties/to/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.subject !== undefined){
+let data1 = data.subject;
+if(typeof data1 === "string"){
+if(func2(data1) > 200){
+const err5 = {instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func2(data1) < 1){
+const err6 = {instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.body !== undefined){
+if(typeof data.body !== "string"){
+const err8 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+const schema14 = {"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}},"additionalProperties":false};
+
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.message_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message_id"},message:"must have required property '"+"message_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "message_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.message_id !== undefined){
+if(typeof data.message_id !== "string"){
+const err2 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate13.errors = vErrors;
+return errors === 0;
+}
+
+const schema15 = {"type":"object","required":["invoice_id","lines"],"properties":{"invoice_id":{"type":"string"},"lines":{"type":"array","minItems":1,"items":{"type":"object","required":["sku","quantity","unit_price"],"properties":{"sku":{"type":"string"},"quantity":{"type":"integer","minimum":1},"unit_price":{"$ref":"taquba:types#/definitions/Money"}},"additionalProperties":false}}},"additionalProperties":false};
+const schema17 = {"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false};
+
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.invoice_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "invoice_id"},message:"must have required property '"+"invoice_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.lines === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "invoice_id") || (key0 === "lines"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.invoice_id !== undefined){
+if(typeof data.invoice_id !== "string"){
+const err3 = {instancePath:instancePath+"/invoice_id",schemaPath:"#/properties/invoice_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.lines !== undefined){
+let data1 = data.lines;
+if(Array.isArray(data1)){
+if(data1.length < 1){
+const err4 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.sku === undefined){
+const err5 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data2.quantity === undefined){
+const err6 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.unit_price === undefined){
+const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/required",keyword:"required",params:{missingProperty: "unit_price"},message:"must have required property '"+"unit_price"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((key1 === "sku") || (key1 === "quantity")) || (key1 === "unit_price"))){
+const err8 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.sku !== undefined){
+if(typeof data2.sku !== "string"){
+const err9 = {instancePath:instancePath+"/lines/" + i0+"/sku",schemaPath:"#/properties/lines/items/properties/sku/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.quantity !== undefined){
+let data4 = data2.quantity;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err10 = {instancePath:instancePath+"/lines/" + i0+"/quantity",schemaPath:"#/properties/lines/items/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/lines/" + i0+"/quantity",schemaPath:"#/properties/lines/items/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data2.unit_price !== undefined){
+let data5 = data2.unit_price;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.amount_cents === undefined){
+const err12 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data5.currency === undefined){
+const err13 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key2 in data5){
+if(!((key2 === "amount_cents") || (key2 === "currency"))){
+const err14 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data5.amount_cents !== undefined){
+let data6 = data5.amount_cents;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err15 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data5.currency !== undefined){
+let data7 = data5.currency;
+if(typeof data7 !== "string"){
+const err17 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(((data7 === "EUR") || (data7 === "USD")) || (data7 === "GBP"))){
+const err18 = {instancePath:instancePath+"/lines/" + i0+"/unit_price/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema17.properties.currency.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/lines/" + i0+"/unit_price",schemaPath:"taquba:types#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"#/properties/lines/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate14.errors = vErrors;
+return errors === 0;
+}
+
+const schema18 = {"type":"object","required":["object_key","total"],"properties":{"object_key":{"type":"string"},"total":{"$ref":"taquba:types#/definitions/Money"}},"additionalProperties":false};
+
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object_key === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.total === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "object_key") || (key0 === "total"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.object_key !== undefined){
+if(typeof data.object_key !== "string"){
+const err3 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.total !== undefined){
+let data1 = data.total;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.amount_cents === undefined){
+const err4 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data1.currency === undefined){
+const err5 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key1 in data1){
+if(!((key1 === "amount_cents") || (key1 === "currency"))){
+const err6 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data1.amount_cents !== undefined){
+let data2 = data1.amount_cents;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/total/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data1.currency !== undefined){
+let data3 = data1.currency;
+if(typeof data3 !== "string"){
+const err9 = {instancePath:instancePath+"/total/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!(((data3 === "EUR") || (data3 === "USD")) || (data3 === "GBP"))){
+const err10 = {instancePath:instancePath+"/total/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema17.properties.currency.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/total",schemaPath:"taquba:types#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate16.errors = vErrors;
+return errors === 0;
+}
+
+const schema20 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
+
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "order_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+let data0 = data.order_id;
+if(typeof data0 === "string"){
+if(func2(data0) < 1){
+const err2 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate17.errors = vErrors;
+return errors === 0;
+}
+
+const schema21 = {"type":"object","required":["amount"],"properties":{"amount":{"$ref":"taquba:types#/definitions/Money"},"provider_ref":{"type":"string"}},"additionalProperties":false};
+
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.amount === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount"},message:"must have required property '"+"amount"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "amount") || (key0 === "provider_ref"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.amount !== undefined){
+let data0 = data.amount;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.amount_cents === undefined){
+const err2 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.currency === undefined){
+const err3 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((key1 === "amount_cents") || (key1 === "currency"))){
+const err4 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data0.amount_cents !== undefined){
+let data1 = data0.amount_cents;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err6 = {instancePath:instancePath+"/amount/amount_cents",schemaPath:"taquba:types#/definitions/Money/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data0.currency !== undefined){
+let data2 = data0.currency;
+if(typeof data2 !== "string"){
+const err7 = {instancePath:instancePath+"/amount/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((data2 === "EUR") || (data2 === "USD")) || (data2 === "GBP"))){
+const err8 = {instancePath:instancePath+"/amount/currency",schemaPath:"taquba:types#/definitions/Money/properties/currency/enum",keyword:"enum",params:{allowedValues: schema17.properties.currency.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/amount",schemaPath:"taquba:types#/definitions/Money/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.provider_ref !== undefined){
+if(typeof data.provider_ref !== "string"){
+const err10 = {instancePath:instancePath+"/provider_ref",schemaPath:"#/properties/provider_ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate18.errors = vErrors;
+return errors === 0;
+}
+
+return {
+  validateBillingHeaders: validate10,
+  validateEmailSendError: validate11,
+  validateEmailSendInput: validate12,
+  validateEmailSendOutput: validate13,
+  validateInvoiceRenderInput: validate14,
+  validateInvoiceRenderOutput: validate16,
+  validatePaymentReceivedSignalParams: validate17,
+  validatePaymentReceivedSignalPayload: validate18,
+};
+})();
+
+const own = (() => {
 const schema11 = {"type":"object","required":["tenant_id"],"properties":{"callback_url":{"type":"string","format":"uri","description":"Where the terminal hook posts the outcome."},"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the work belongs to."}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const formats0 = validatorRuntime.formats.uri;
@@ -100,7 +1142,6 @@ validate10.errors = vErrors;
 return errors === 0;
 }
 
-export const validateEmailSendError = validate11;
 const schema12 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string","enum":["bounced","rejected","rate_limited"]},"retry_after_ms":{"type":"integer","minimum":0}},"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -192,7 +1233,6 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-export const validateEmailSendInput = validate12;
 const schema13 = {"type":"object","required":["to","subject"],"properties":{"to":{"type":"string","format":"email"},"subject":{"type":"string","minLength":1,"maxLength":200},"body":{"type":"string"}},"additionalProperties":false};
 const func55 = validatorRuntime.ucs2length;
 const formats2 = validatorRuntime.formats.email;
@@ -320,7 +1360,6 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
-export const validateEmailSendOutput = validate13;
 const schema14 = {"type":"object","required":["message_id"],"properties":{"message_id":{"type":"string"}},"additionalProperties":false};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -376,7 +1415,6 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
-export const validateInvoiceRenderInput = validate14;
 const schema15 = {"type":"object","required":["invoice_id","lines"],"properties":{"invoice_id":{"type":"string"},"lines":{"type":"array","minItems":1,"items":{"type":"object","required":["sku","quantity","unit_price"],"properties":{"sku":{"type":"string"},"quantity":{"type":"integer","minimum":1},"unit_price":{"$ref":"taquba:types#/definitions/Money"}},"additionalProperties":false}}},"additionalProperties":false};
 const schema17 = {"type":"object","required":["amount_cents","currency"],"properties":{"amount_cents":{"type":"integer","minimum":0},"currency":{"type":"string","enum":["EUR","USD","GBP"]}},"additionalProperties":false};
 
@@ -658,7 +1696,6 @@ validate14.errors = vErrors;
 return errors === 0;
 }
 
-export const validateInvoiceRenderOutput = validate16;
 const schema18 = {"type":"object","required":["object_key","total"],"properties":{"object_key":{"type":"string"},"total":{"$ref":"taquba:types#/definitions/Money"}},"additionalProperties":false};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -819,7 +1856,6 @@ validate16.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePaymentReceivedSignalParams = validate17;
 const schema20 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -888,7 +1924,6 @@ validate17.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePaymentReceivedSignalPayload = validate18;
 const schema21 = {"type":"object","required":["amount"],"properties":{"amount":{"$ref":"taquba:types#/definitions/Money"},"provider_ref":{"type":"string"}},"additionalProperties":false};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1038,3 +2073,41 @@ errors++;
 validate18.errors = vErrors;
 return errors === 0;
 }
+
+return {
+  validateBillingHeaders: validate10,
+  validateEmailSendError: validate11,
+  validateEmailSendInput: validate12,
+  validateEmailSendOutput: validate13,
+  validateInvoiceRenderInput: validate14,
+  validateInvoiceRenderOutput: validate16,
+  validatePaymentReceivedSignalParams: validate17,
+  validatePaymentReceivedSignalPayload: validate18,
+};
+})();
+
+/** Whether Object.prototype holds an enumerable field (a library's merge of a parsed {"__proto__": ...} sets one). */
+function prototypeHoldsEnumerable() {
+for (const _ in Object.prototype) return true;
+return false;
+}
+
+/** The validator that judges with `plain` while Object.prototype holds no enumerable field, else with `own`. */
+function eitherForm(plain, own) {
+const validate = (data) => {
+const form = prototypeHoldsEnumerable() ? own : plain;
+const valid = form(data);
+validate.errors = form.errors;
+return valid;
+};
+return validate;
+}
+
+export const validateBillingHeaders = eitherForm(plain.validateBillingHeaders, own.validateBillingHeaders);
+export const validateEmailSendError = eitherForm(plain.validateEmailSendError, own.validateEmailSendError);
+export const validateEmailSendInput = eitherForm(plain.validateEmailSendInput, own.validateEmailSendInput);
+export const validateEmailSendOutput = eitherForm(plain.validateEmailSendOutput, own.validateEmailSendOutput);
+export const validateInvoiceRenderInput = eitherForm(plain.validateInvoiceRenderInput, own.validateInvoiceRenderInput);
+export const validateInvoiceRenderOutput = eitherForm(plain.validateInvoiceRenderOutput, own.validateInvoiceRenderOutput);
+export const validatePaymentReceivedSignalParams = eitherForm(plain.validatePaymentReceivedSignalParams, own.validatePaymentReceivedSignalParams);
+export const validatePaymentReceivedSignalPayload = eitherForm(plain.validatePaymentReceivedSignalPayload, own.validatePaymentReceivedSignalPayload);

@@ -3,7 +3,410 @@
 /* eslint-disable */
 import { validatorRuntime } from "taquba/generated";
 
-export const validateImageScanInput = validate10;
+// Every validator in two forms (see eitherForm): plain reads inherited fields, own only an object's own.
+
+const plain = (() => {
+const schema11 = {"type":"object","required":["object_key"],"properties":{"object_key":{"type":"string"}},"additionalProperties":false};
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object_key === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "object_key")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.object_key !== undefined){
+if(typeof data.object_key !== "string"){
+const err2 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+const schema12 = {"type":"object","required":["verdict"],"properties":{"verdict":{"enum":["clean","infected"]},"detail":{"type":["string","null"]}},"additionalProperties":false};
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.verdict === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "verdict") || (key0 === "detail"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.verdict !== undefined){
+let data0 = data.verdict;
+if(!((data0 === "clean") || (data0 === "infected"))){
+const err2 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema12.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.detail !== undefined){
+let data1 = data.detail;
+if((typeof data1 !== "string") && (data1 !== null)){
+const err3 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: schema12.properties.detail.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+const schema13 = {"type":"object","required":["object_key","sizes"],"properties":{"object_key":{"type":"string","minLength":1},"sizes":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"integer","enum":[64,128,256,512]}}},"additionalProperties":false};
+const func2 = validatorRuntime.ucs2length;
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.object_key === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "object_key"},message:"must have required property '"+"object_key"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.sizes === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sizes"},message:"must have required property '"+"sizes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "object_key") || (key0 === "sizes"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.object_key !== undefined){
+let data0 = data.object_key;
+if(typeof data0 === "string"){
+if(func2(data0) < 1){
+const err3 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/object_key",schemaPath:"#/properties/object_key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.sizes !== undefined){
+let data1 = data.sizes;
+if(Array.isArray(data1)){
+if(data1.length < 1){
+const err5 = {instancePath:instancePath+"/sizes",schemaPath:"#/properties/sizes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err6 = {instancePath:instancePath+"/sizes/" + i0,schemaPath:"#/properties/sizes/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!((((data2 === 64) || (data2 === 128)) || (data2 === 256)) || (data2 === 512))){
+const err7 = {instancePath:instancePath+"/sizes/" + i0,schemaPath:"#/properties/sizes/items/enum",keyword:"enum",params:{allowedValues: schema13.properties.sizes.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+let i1 = data1.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data1[i1];
+if(!(((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0))) && (isFinite(item0)))){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err8 = {instancePath:instancePath+"/sizes",schemaPath:"#/properties/sizes/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/sizes",schemaPath:"#/properties/sizes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+const schema14 = {"type":"object","required":["thumbnails"],"properties":{"thumbnails":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thumbnails === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thumbnails"},message:"must have required property '"+"thumbnails"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "thumbnails")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.thumbnails !== undefined){
+let data0 = data.thumbnails;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+for(const key1 in data0){
+if(typeof data0[key1] !== "string"){
+const err2 = {instancePath:instancePath+"/thumbnails/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/thumbnails/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/thumbnails",schemaPath:"#/properties/thumbnails/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate13.errors = vErrors;
+return errors === 0;
+}
+
+const schema15 = {"type":"object","required":[],"properties":{"trace_id":{"type":"string","description":"Correlates the job with the request that caused it."}},"additionalProperties":false};
+
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(key0 === "trace_id")){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.trace_id !== undefined){
+if(typeof data.trace_id !== "string"){
+const err1 = {instancePath:instancePath+"/trace_id",schemaPath:"#/properties/trace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate14.errors = vErrors;
+return errors === 0;
+}
+
+return {
+  validateImageScanInput: validate10,
+  validateImageScanOutput: validate11,
+  validateImageThumbnailInput: validate12,
+  validateImageThumbnailOutput: validate13,
+  validateMediaHeaders: validate14,
+};
+})();
+
+const own = (() => {
 const schema11 = {"type":"object","required":["object_key"],"properties":{"object_key":{"type":"string"}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 
@@ -60,7 +463,6 @@ validate10.errors = vErrors;
 return errors === 0;
 }
 
-export const validateImageScanOutput = validate11;
 const schema12 = {"type":"object","required":["verdict"],"properties":{"verdict":{"enum":["clean","infected"]},"detail":{"type":["string","null"]}},"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -130,7 +532,6 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-export const validateImageThumbnailInput = validate12;
 const schema13 = {"type":"object","required":["object_key","sizes"],"properties":{"object_key":{"type":"string","minLength":1},"sizes":{"type":"array","minItems":1,"uniqueItems":true,"items":{"type":"integer","enum":[64,128,256,512]}}},"additionalProperties":false};
 const func53 = validatorRuntime.ucs2length;
 
@@ -283,7 +684,6 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
-export const validateImageThumbnailOutput = validate13;
 const schema14 = {"type":"object","required":["thumbnails"],"properties":{"thumbnails":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -354,7 +754,6 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
-export const validateMediaHeaders = validate14;
 const schema15 = {"type":"object","required":[],"properties":{"trace_id":{"type":"string","description":"Correlates the job with the request that caused it."}},"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -399,3 +798,35 @@ errors++;
 validate14.errors = vErrors;
 return errors === 0;
 }
+
+return {
+  validateImageScanInput: validate10,
+  validateImageScanOutput: validate11,
+  validateImageThumbnailInput: validate12,
+  validateImageThumbnailOutput: validate13,
+  validateMediaHeaders: validate14,
+};
+})();
+
+/** Whether Object.prototype holds an enumerable field (a library's merge of a parsed {"__proto__": ...} sets one). */
+function prototypeHoldsEnumerable() {
+for (const _ in Object.prototype) return true;
+return false;
+}
+
+/** The validator that judges with `plain` while Object.prototype holds no enumerable field, else with `own`. */
+function eitherForm(plain, own) {
+const validate = (data) => {
+const form = prototypeHoldsEnumerable() ? own : plain;
+const valid = form(data);
+validate.errors = form.errors;
+return valid;
+};
+return validate;
+}
+
+export const validateImageScanInput = eitherForm(plain.validateImageScanInput, own.validateImageScanInput);
+export const validateImageScanOutput = eitherForm(plain.validateImageScanOutput, own.validateImageScanOutput);
+export const validateImageThumbnailInput = eitherForm(plain.validateImageThumbnailInput, own.validateImageThumbnailInput);
+export const validateImageThumbnailOutput = eitherForm(plain.validateImageThumbnailOutput, own.validateImageThumbnailOutput);
+export const validateMediaHeaders = eitherForm(plain.validateMediaHeaders, own.validateMediaHeaders);

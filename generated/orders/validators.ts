@@ -3,7 +3,956 @@
 /* eslint-disable */
 import { validatorRuntime } from "taquba/generated";
 
-export const validateOrderFulfilAwaitPaymentPayload = validate10;
+// Every validator in two forms (see eitherForm): plain reads inherited fields, own only an object's own.
+
+const plain = (() => {
+const schema11 = {"type":"object","required":["order_id","reservation_id","total_cents"],"properties":{"order_id":{"type":"string"},"reservation_id":{"type":"string"},"total_cents":{"type":"integer"}},"additionalProperties":false};
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.reservation_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservation_id"},message:"must have required property '"+"reservation_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.total_cents === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total_cents"},message:"must have required property '"+"total_cents"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order_id") || (key0 === "reservation_id")) || (key0 === "total_cents"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+if(typeof data.order_id !== "string"){
+const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.reservation_id !== undefined){
+if(typeof data.reservation_id !== "string"){
+const err5 = {instancePath:instancePath+"/reservation_id",schemaPath:"#/properties/reservation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.total_cents !== undefined){
+let data2 = data.total_cents;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err6 = {instancePath:instancePath+"/total_cents",schemaPath:"#/properties/total_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+const schema12 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string","enum":["out_of_stock","payment_timeout","underpaid"]},"detail":{"type":"string"}},"additionalProperties":false};
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.reason === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "reason") || (key0 === "detail"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+let data0 = data.reason;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(((data0 === "out_of_stock") || (data0 === "payment_timeout")) || (data0 === "underpaid"))){
+const err3 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema12.properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.detail !== undefined){
+if(typeof data.detail !== "string"){
+const err4 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+const schema13 = {"type":"object","required":["order_id","lines","total_cents"],"properties":{"order_id":{"type":"string","minLength":1},"lines":{"type":"array","minItems":1,"items":{"$ref":"taquba:types#/definitions/OrderLine"}},"total_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
+const schema15 = {"type":"object","required":["sku","quantity"],"properties":{"sku":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1}},"additionalProperties":false};
+const func2 = validatorRuntime.ucs2length;
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.lines === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lines"},message:"must have required property '"+"lines"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.total_cents === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "total_cents"},message:"must have required property '"+"total_cents"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order_id") || (key0 === "lines")) || (key0 === "total_cents"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+let data0 = data.order_id;
+if(typeof data0 === "string"){
+if(func2(data0) < 1){
+const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.lines !== undefined){
+let data1 = data.lines;
+if(Array.isArray(data1)){
+if(data1.length < 1){
+const err6 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.sku === undefined){
+const err7 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/required",keyword:"required",params:{missingProperty: "sku"},message:"must have required property '"+"sku"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data2.quantity === undefined){
+const err8 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((key1 === "sku") || (key1 === "quantity"))){
+const err9 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.sku !== undefined){
+let data3 = data2.sku;
+if(typeof data3 === "string"){
+if(func2(data3) < 1){
+const err10 = {instancePath:instancePath+"/lines/" + i0+"/sku",schemaPath:"taquba:types#/definitions/OrderLine/properties/sku/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/lines/" + i0+"/sku",schemaPath:"taquba:types#/definitions/OrderLine/properties/sku/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.quantity !== undefined){
+let data4 = data2.quantity;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err12 = {instancePath:instancePath+"/lines/" + i0+"/quantity",schemaPath:"taquba:types#/definitions/OrderLine/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/lines/" + i0+"/quantity",schemaPath:"taquba:types#/definitions/OrderLine/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/lines/" + i0,schemaPath:"taquba:types#/definitions/OrderLine/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/lines",schemaPath:"#/properties/lines/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.total_cents !== undefined){
+let data5 = data.total_cents;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err16 = {instancePath:instancePath+"/total_cents",schemaPath:"#/properties/total_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/total_cents",schemaPath:"#/properties/total_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+const schema16 = {"type":"object","required":["order_id","reservation_id","paid_cents"],"properties":{"order_id":{"type":"string"},"reservation_id":{"type":"string"},"paid_cents":{"type":"integer"}},"additionalProperties":false};
+
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.reservation_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservation_id"},message:"must have required property '"+"reservation_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.paid_cents === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_cents"},message:"must have required property '"+"paid_cents"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order_id") || (key0 === "reservation_id")) || (key0 === "paid_cents"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+if(typeof data.order_id !== "string"){
+const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.reservation_id !== undefined){
+if(typeof data.reservation_id !== "string"){
+const err5 = {instancePath:instancePath+"/reservation_id",schemaPath:"#/properties/reservation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.paid_cents !== undefined){
+let data2 = data.paid_cents;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err6 = {instancePath:instancePath+"/paid_cents",schemaPath:"#/properties/paid_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate14.errors = vErrors;
+return errors === 0;
+}
+
+const schema17 = {"type":"object","required":["order_id","paid_cents","tracking_number"],"properties":{"order_id":{"type":"string"},"paid_cents":{"type":"integer"},"tracking_number":{"type":"string"}},"additionalProperties":false};
+
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.paid_cents === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_cents"},message:"must have required property '"+"paid_cents"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.tracking_number === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tracking_number"},message:"must have required property '"+"tracking_number"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order_id") || (key0 === "paid_cents")) || (key0 === "tracking_number"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+if(typeof data.order_id !== "string"){
+const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.paid_cents !== undefined){
+let data1 = data.paid_cents;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/paid_cents",schemaPath:"#/properties/paid_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.tracking_number !== undefined){
+if(typeof data.tracking_number !== "string"){
+const err6 = {instancePath:instancePath+"/tracking_number",schemaPath:"#/properties/tracking_number/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate15.errors = vErrors;
+return errors === 0;
+}
+
+const schema18 = {"type":"object","required":["order_id","parcel_id","paid_cents"],"properties":{"order_id":{"type":"string"},"parcel_id":{"type":"string"},"paid_cents":{"type":"integer"}},"additionalProperties":false};
+
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.parcel_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parcel_id"},message:"must have required property '"+"parcel_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.paid_cents === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "paid_cents"},message:"must have required property '"+"paid_cents"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order_id") || (key0 === "parcel_id")) || (key0 === "paid_cents"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+if(typeof data.order_id !== "string"){
+const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.parcel_id !== undefined){
+if(typeof data.parcel_id !== "string"){
+const err5 = {instancePath:instancePath+"/parcel_id",schemaPath:"#/properties/parcel_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.paid_cents !== undefined){
+let data2 = data.paid_cents;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err6 = {instancePath:instancePath+"/paid_cents",schemaPath:"#/properties/paid_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate16.errors = vErrors;
+return errors === 0;
+}
+
+const schema19 = {"type":"object","required":["tenant_id"],"properties":{"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the order belongs to."}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
+
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.tenant_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tenant_id"},message:"must have required property '"+"tenant_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "tenant_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.tenant_id !== undefined){
+let data0 = data.tenant_id;
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+const err2 = {instancePath:instancePath+"/tenant_id",schemaPath:"#/properties/tenant_id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,64}$"},message:"must match pattern \""+"^[a-z0-9-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/tenant_id",schemaPath:"#/properties/tenant_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate17.errors = vErrors;
+return errors === 0;
+}
+
+const schema20 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
+
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "order_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+let data0 = data.order_id;
+if(typeof data0 === "string"){
+if(func2(data0) < 1){
+const err2 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate18.errors = vErrors;
+return errors === 0;
+}
+
+const schema21 = {"type":"object","required":["amount_cents"],"properties":{"amount_cents":{"type":"integer","minimum":0},"provider_ref":{"type":"string"}},"additionalProperties":false};
+
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.amount_cents === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "amount_cents") || (key0 === "provider_ref"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.amount_cents !== undefined){
+let data0 = data.amount_cents;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err2 = {instancePath:instancePath+"/amount_cents",schemaPath:"#/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err3 = {instancePath:instancePath+"/amount_cents",schemaPath:"#/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+if(data.provider_ref !== undefined){
+if(typeof data.provider_ref !== "string"){
+const err4 = {instancePath:instancePath+"/provider_ref",schemaPath:"#/properties/provider_ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate19.errors = vErrors;
+return errors === 0;
+}
+
+return {
+  validateOrderFulfilAwaitPaymentPayload: validate10,
+  validateOrderFulfilError: validate11,
+  validateOrderFulfilInput: validate12,
+  validateOrderFulfilPackPayload: validate14,
+  validateOrderFulfilResult: validate15,
+  validateOrderFulfilShipPayload: validate16,
+  validateOrdersHeaders: validate17,
+  validatePaymentReceivedSignalParams: validate18,
+  validatePaymentReceivedSignalPayload: validate19,
+};
+})();
+
+const own = (() => {
 const schema11 = {"type":"object","required":["order_id","reservation_id","total_cents"],"properties":{"order_id":{"type":"string"},"reservation_id":{"type":"string"},"total_cents":{"type":"integer"}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 
@@ -105,7 +1054,6 @@ validate10.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderFulfilError = validate11;
 const schema12 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string","enum":["out_of_stock","payment_timeout","underpaid"]},"detail":{"type":"string"}},"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -184,7 +1132,6 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderFulfilInput = validate12;
 const schema13 = {"type":"object","required":["order_id","lines","total_cents"],"properties":{"order_id":{"type":"string","minLength":1},"lines":{"type":"array","minItems":1,"items":{"$ref":"taquba:types#/definitions/OrderLine"}},"total_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
 const schema15 = {"type":"object","required":["sku","quantity"],"properties":{"sku":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1}},"additionalProperties":false};
 const func58 = validatorRuntime.ucs2length;
@@ -423,7 +1370,6 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderFulfilPackPayload = validate14;
 const schema16 = {"type":"object","required":["order_id","reservation_id","paid_cents"],"properties":{"order_id":{"type":"string"},"reservation_id":{"type":"string"},"paid_cents":{"type":"integer"}},"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -524,7 +1470,6 @@ validate14.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderFulfilResult = validate15;
 const schema17 = {"type":"object","required":["order_id","paid_cents","tracking_number"],"properties":{"order_id":{"type":"string"},"paid_cents":{"type":"integer"},"tracking_number":{"type":"string"}},"additionalProperties":false};
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -625,7 +1570,6 @@ validate15.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderFulfilShipPayload = validate16;
 const schema18 = {"type":"object","required":["order_id","parcel_id","paid_cents"],"properties":{"order_id":{"type":"string"},"parcel_id":{"type":"string"},"paid_cents":{"type":"integer"}},"additionalProperties":false};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -726,7 +1670,6 @@ validate16.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrdersHeaders = validate17;
 const schema19 = {"type":"object","required":["tenant_id"],"properties":{"tenant_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)","description":"The tenant the order belongs to."}},"additionalProperties":false};
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
 
@@ -796,7 +1739,6 @@ validate17.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePaymentReceivedSignalParams = validate18;
 const schema20 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -865,7 +1807,6 @@ validate18.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePaymentReceivedSignalPayload = validate19;
 const schema21 = {"type":"object","required":["amount_cents"],"properties":{"amount_cents":{"type":"integer","minimum":0},"provider_ref":{"type":"string"}},"additionalProperties":false};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -945,3 +1886,43 @@ errors++;
 validate19.errors = vErrors;
 return errors === 0;
 }
+
+return {
+  validateOrderFulfilAwaitPaymentPayload: validate10,
+  validateOrderFulfilError: validate11,
+  validateOrderFulfilInput: validate12,
+  validateOrderFulfilPackPayload: validate14,
+  validateOrderFulfilResult: validate15,
+  validateOrderFulfilShipPayload: validate16,
+  validateOrdersHeaders: validate17,
+  validatePaymentReceivedSignalParams: validate18,
+  validatePaymentReceivedSignalPayload: validate19,
+};
+})();
+
+/** Whether Object.prototype holds an enumerable field (a library's merge of a parsed {"__proto__": ...} sets one). */
+function prototypeHoldsEnumerable() {
+for (const _ in Object.prototype) return true;
+return false;
+}
+
+/** The validator that judges with `plain` while Object.prototype holds no enumerable field, else with `own`. */
+function eitherForm(plain, own) {
+const validate = (data) => {
+const form = prototypeHoldsEnumerable() ? own : plain;
+const valid = form(data);
+validate.errors = form.errors;
+return valid;
+};
+return validate;
+}
+
+export const validateOrderFulfilAwaitPaymentPayload = eitherForm(plain.validateOrderFulfilAwaitPaymentPayload, own.validateOrderFulfilAwaitPaymentPayload);
+export const validateOrderFulfilError = eitherForm(plain.validateOrderFulfilError, own.validateOrderFulfilError);
+export const validateOrderFulfilInput = eitherForm(plain.validateOrderFulfilInput, own.validateOrderFulfilInput);
+export const validateOrderFulfilPackPayload = eitherForm(plain.validateOrderFulfilPackPayload, own.validateOrderFulfilPackPayload);
+export const validateOrderFulfilResult = eitherForm(plain.validateOrderFulfilResult, own.validateOrderFulfilResult);
+export const validateOrderFulfilShipPayload = eitherForm(plain.validateOrderFulfilShipPayload, own.validateOrderFulfilShipPayload);
+export const validateOrdersHeaders = eitherForm(plain.validateOrdersHeaders, own.validateOrdersHeaders);
+export const validatePaymentReceivedSignalParams = eitherForm(plain.validatePaymentReceivedSignalParams, own.validatePaymentReceivedSignalParams);
+export const validatePaymentReceivedSignalPayload = eitherForm(plain.validatePaymentReceivedSignalPayload, own.validatePaymentReceivedSignalPayload);

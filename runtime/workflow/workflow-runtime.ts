@@ -325,8 +325,9 @@ export class WorkflowRuntime {
         // active run (a wait has no reason to give up while the store is away), until the deadline.
         let fault: unknown;
         try {
-          // Read in this turn when the view can: no promise and no turn per round.
-          const r = this.#view.stateNow(runId) ?? (await this.#view.state(runId));
+          // Read in this turn when the view can: no promise and no turn per round, and an active
+          // run's records not decoded (a wait reads nothing of them).
+          const r = this.#view.phaseNow(runId) ?? (await this.#view.state(runId));
           // Answer only from what is durable: a termination still in flight is not reported yet.
           if (r.kind !== "active") await this.#view.durable();
           if (r.kind === "terminated") return this.#view.endNow(r.terminal) ?? (await this.#view.endOf(r.terminal));

@@ -8,7 +8,7 @@
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { decodeValue, decodeValueDefining, encodeValue } from "./codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "./commit-bytes.js";
-import { beginPlainFields, endPlainFields, fieldName, plainField, plainNumber, plainString } from "../../queue/record-pack.js";
+import { beginPlainFields, endPlainFields, fieldName, plainCompact, plainField, plainNumber, plainString } from "../../queue/record-pack.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus, Termination } from "../runs/run-types.js";
 import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
@@ -310,6 +310,40 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
   );
 }
 
+/**
+ * How many fields the map whose MessagePack encoding starts `bytes` holds,
+ * from its header alone; -1 when `bytes` does not start a map.
+ */
+function mapHeaderFields(bytes: Uint8Array): number {
+  const b = bytes.length === 0 ? -1 : bytes[0]!;
+  if (b >= 0x80 && b <= 0x8f) return b & 0x0f;
+  if (b === 0xde && bytes.length >= 3) return (bytes[1]! << 8) | bytes[2]!;
+  if (b === 0xdf && bytes.length >= 5) return ((bytes[1]! << 24) | (bytes[2]! << 16) | (bytes[3]! << 8) | bytes[4]!) >>> 0;
+  return -1;
+}
+
+/**
+ * A record at `key` read only to learn that it exists (a wait's read of an
+ * active run): its header checked, its fields not decoded. Throws
+ * `StoreCorruptedError` when the bytes start no map of at least `fields`
+ * fields, which no encoding of the record does; the full decoder reads the rest.
+ */
+function checkRecordShape(bytes: Uint8Array, key: string, what: string, fields: number): void {
+  const n = mapHeaderFields(bytes);
+  if (n < 0) throw new StoreCorruptedError(key, `${what} is not a map`);
+  if (n < fields) throw new StoreCorruptedError(key, `${what} lacks its required fields`);
+}
+
+/** `decodeRunRecord`'s check of the bytes' header only (see `checkRecordShape`): runId, submittedAtMs, inputSha256, incarnation and headers. */
+export function checkRunRecordShape(bytes: Uint8Array, key: string): void {
+  checkRecordShape(bytes, key, "run record", 5);
+}
+
+/** `decodeStepPointer`'s check of the bytes' header only (see `checkRecordShape`): step and jobId. */
+export function checkStepPointerShape(bytes: Uint8Array, key: string): void {
+  checkRecordShape(bytes, key, "step pointer", 2);
+}
+
 export function encodeStepPointer(p: StepPointer): Uint8Array {
   return encodeValue(compact(p));
 }
@@ -375,13 +409,85 @@ export function encodeTerminalRecord(r: TerminalRecord): Uint8Array {
   return encodeValue(storedTerminal(r));
 }
 
-/** `encodeTerminalRecord` for a put staged into a commit of `target` (see `CommitOnlyBytes`). */
+/**
+ * `encodeTerminalRecord` for a put staged into a commit of `target` (see
+ * `CommitOnlyBytes`). A record whose fields were set in the order the
+ * terminating settlement sets them (see `addTerminalEffects`) is written
+ * field by field, with the field names encoded once and no compacted
+ * copies; the same bytes, which test/workflow/terminal-record-writer.test.ts
+ * holds equal. A value the writer does not take goes to the general encoder.
+ */
 export function terminalRecordForCommit(r: TerminalRecord, target: CommitTarget): CommitOnlyBytes {
-  return encodeForCommit(storedTerminal(r), target);
+  // Its optional fields are read by name: one the record lacks would be read from a polluted prototype.
+  const written = prototypeHoldsAny(TERMINAL_OPTIONAL) ? undefined : writeTerminalRecord(r, target.copiesCommittedValues === true);
+  return written === undefined ? encodeForCommit(storedTerminal(r), target) : (written as unknown as CommitOnlyBytes);
+}
+
+const T_RUN_ID = fieldName("runId");
+const T_STATUS = fieldName("status");
+const T_FINAL_STEP = fieldName("finalStep");
+const T_TERMINATED_AT = fieldName("terminatedAtMs");
+const T_INCARNATION = fieldName("incarnation");
+const T_TOKEN = fieldName("token");
+const T_MEMO_PREFIX = fieldName("memoPrefix");
+const T_SUBMITTED_AT = fieldName("submittedAtMs");
+const T_SUBMISSION = fieldName("submission");
+const T_ERROR = fieldName("error");
+const T_ERROR_KIND = fieldName("errorKind");
+const T_SUPERSEDED_BY = fieldName("supersededBy");
+const T_INLINE = fieldName("inline");
+
+/** The terminal record's bytes written field by field in the settlement's order (see `terminalRecordForCommit`); undefined for a value the writer does not take. */
+function writeTerminalRecord(r: TerminalRecord, shared: boolean): Uint8Array | undefined {
+  beginPlainFields();
+  plainField(T_RUN_ID);
+  plainString(r.runId);
+  plainField(T_STATUS);
+  plainString(r.status);
+  plainField(T_FINAL_STEP);
+  plainNumber(r.finalStep);
+  plainField(T_TERMINATED_AT);
+  plainNumber(r.terminatedAtMs);
+  plainField(T_INCARNATION);
+  plainString(r.incarnation);
+  plainField(T_TOKEN);
+  plainString(r.token);
+  const { memoPrefix, submittedAtMs, submission, error, errorKind, supersededBy, inline } = r;
+  if (memoPrefix !== undefined) {
+    plainField(T_MEMO_PREFIX);
+    plainString(memoPrefix);
+  }
+  if (submittedAtMs !== undefined) {
+    plainField(T_SUBMITTED_AT);
+    plainNumber(submittedAtMs);
+  }
+  if (submission !== undefined) {
+    plainField(T_SUBMISSION);
+    plainString(submission);
+  }
+  if (error !== undefined) {
+    plainField(T_ERROR);
+    plainString(error);
+  }
+  if (errorKind !== undefined) {
+    plainField(T_ERROR_KIND);
+    plainString(errorKind);
+  }
+  if (supersededBy !== undefined) {
+    plainField(T_SUPERSEDED_BY);
+    plainString(supersededBy);
+  }
+  if (inline !== undefined) {
+    plainField(T_INLINE);
+    plainCompact(inline);
+  }
+  return endPlainFields(shared);
 }
 
 function storedTerminal(r: TerminalRecord): TerminalRecord {
-  return compact(r.inline === undefined ? r : { ...r, inline: compact(r.inline) });
+  // Its own inline outcome only: one a polluted Object.prototype holds is no outcome of this run.
+  const inline = Object.hasOwn(r, "inline") ? r.inline : undefined;
+  return compact(inline === undefined ? r : { ...r, inline: compact(inline) });
 }
 
 /** The encoding of an inline outcome as a terminal record holds it (its size is what the inline bound measures). */

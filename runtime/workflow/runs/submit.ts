@@ -246,14 +246,17 @@ async function submitLocked(
   parent: ParentRef | undefined,
   unchanged: readonly KvExpectation[] | undefined,
 ): Promise<SubmitOutcome | "raced"> {
+  // Each of the run's keys built once per submission.
+  const rk = runKey(core.queueName, runId);
+  const pk = stepPointerKey(core.queueName, runId);
   return core.submitLock.run(runId, async () => {
-    const existingNow = readNow(core, runKey(core.queueName, runId));
-    const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(runKey(core.queueName, runId));
+    const existingNow = readNow(core, rk);
+    const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(rk);
     if (existing !== null) {
-      const record = decodeRunRecord(existing, runKey(core.queueName, runId));
+      const record = decodeRunRecord(existing, rk);
       if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
-      const pointer = await core.queue.kvGet(stepPointerKey(core.queueName, runId));
-      const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, stepPointerKey(core.queueName, runId)).jobId;
+      const pointer = await core.queue.kvGet(pk);
+      const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, pk).jobId;
       return { runId, jobId, newlySubmitted: false };
     }
     // The run's records name its first step's job: an id a caller's job took meanwhile is drawn again.
@@ -286,13 +289,9 @@ async function submitLocked(
       // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
       if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
       // The runtime's own records, encoded for this commit alone: staged without kvPut's copy.
-      stageCommitOnly(effects, runKey(core.queueName, runId), runRecordForCommit(record, core.queue));
+      stageCommitOnly(effects, rk, runRecordForCommit(record, core.queue));
       const described = describePayload(core.runner, spec.input);
-      stageCommitOnly(
-        effects,
-        stepPointerKey(core.queueName, runId),
-        stepPointerForCommit({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }, core.queue),
-      );
+      stageCommitOnly(effects, pk, stepPointerForCommit({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }, core.queue));
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
       const tk = terminalRecordKey(core.queueName, runId);

@@ -12,9 +12,11 @@ import type { ListRunsOptions, RunPage } from "./run-listing.js";
 import type { RunHistory } from "./run-history.js";
 import type { GroupPage, ListGroupsOptions } from "../groups/group-listing.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
-import { ViewRunKeys } from "./view-run-keys.js";
+import { type RunKeysRead, ViewRunKeys } from "./view-run-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import {
+  checkRunRecordShape,
+  checkStepPointerShape,
   decodeRunRecord,
   decodeStepPointer,
   decodeTerminalRecord,
@@ -71,6 +73,11 @@ export type RunRecords =
 
 /** A run as its records describe it, decoded only (`WorkflowView.state`): no bytes kept. */
 export type RunState = { kind: "active"; run: RunRecord; pointer: StepPointer } | Exclude<RunRecords, { kind: "active" }>;
+
+/** A run as a wait needs it (`WorkflowView.phaseNow`): an active run's records are not decoded. */
+export type RunPhase = { kind: "active" } | Exclude<RunRecords, { kind: "active" }>;
+
+const ACTIVE: RunPhase = { kind: "active" };
 
 /**
  * Status and outcome queries over the queue's KV namespace and the memo
@@ -182,6 +189,27 @@ export class WorkflowView {
     return borrow === undefined ? undefined : this.#stateNow(runId, borrow);
   }
 
+  /**
+   * @internal `stateNow` for a caller that needs only to know whether the
+   * run is active (a wait): an active run's records are checked to be
+   * records (MessagePack maps), not decoded, as a wait reads nothing of
+   * them; undefined when the source cannot lend its values (then await
+   * `state`). A terminated run's record is decoded as `stateNow` does.
+   */
+  phaseNow(runId: string): RunPhase | undefined {
+    const borrow = this.#borrow;
+    if (borrow === undefined) return undefined;
+    const k = this.#runKeys.of(runId);
+    const run = borrow(k.run);
+    if (run === null) return this.#endedNow(k, borrow);
+    const ptr = borrow(k.pointer);
+    // The pointer is written and removed with the record in one commit: both or neither.
+    if (ptr === null) return { kind: "unknown" };
+    decodeBorrowed(run, k.run, checkRunRecordShape);
+    decodeBorrowed(ptr, k.pointer, checkStepPointerShape);
+    return ACTIVE;
+  }
+
   #stateNow(runId: string, borrow: (key: string) => BorrowedBytes | null): RunState {
     const k = this.#runKeys.of(runId);
     const run = borrow(k.run);
@@ -191,6 +219,11 @@ export class WorkflowView {
       if (ptr === null) return { kind: "unknown" };
       return { kind: "active", run: decodeBorrowed(run, k.run, decodeRunRecord), pointer: decodeBorrowed(ptr, k.pointer, decodeStepPointer) };
     }
+    return this.#endedNow(k, borrow);
+  }
+
+  /** A run with no run record, read in the caller's turn: terminated, or unknown. */
+  #endedNow(k: RunKeysRead, borrow: (key: string) => BorrowedBytes | null): Exclude<RunState, { kind: "active" }> {
     // The wait's end and the outcome read find the same terminal record: decoded once while its token holds.
     const token = this.#token?.(k.terminal);
     if (token !== undefined && token === k.terminalToken) return { kind: "terminated", terminal: k.terminalRecord! };

@@ -3,7 +3,1299 @@
 /* eslint-disable */
 import { validatorRuntime } from "taquba/generated";
 
-export const validateApprovalSignalParams = validate10;
+// Every validator in two forms (see eitherForm): plain reads inherited fields, own only an object's own.
+
+const plain = (() => {
+const schema11 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
+const func2 = validatorRuntime.ucs2length;
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "order_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+let data0 = data.order_id;
+if(typeof data0 === "string"){
+if(func2(data0) < 1){
+const err2 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+const schema12 = {"type":"object","required":["approved","by"],"properties":{"approved":{"type":"boolean"},"by":{"type":"string","minLength":1}},"additionalProperties":false};
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.approved === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "approved"},message:"must have required property '"+"approved"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.by === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "approved") || (key0 === "by"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.approved !== undefined){
+if(typeof data.approved !== "boolean"){
+const err3 = {instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.by !== undefined){
+let data1 = data.by;
+if(typeof data1 === "string"){
+if(func2(data1) < 1){
+const err4 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+const schema13 = {"type":"object","required":["order","reservation_id"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"reservation_id":{"type":"string"}},"additionalProperties":false};
+const schema15 = {"type":"object","required":["order_id","item","quantity","amount_cents"],"properties":{"order_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^order-[0-9]{1,12}$)"},"item":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1},"amount_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^order-[0-9]{1,12}$)", "u");
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.reservation_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reservation_id"},message:"must have required property '"+"reservation_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "order") || (key0 === "reservation_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.order !== undefined){
+let data0 = data.order;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.order_id === undefined){
+const err3 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.item === undefined){
+const err4 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.quantity === undefined){
+const err5 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.amount_cents === undefined){
+const err6 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "order_id") || (key1 === "item")) || (key1 === "quantity")) || (key1 === "amount_cents"))){
+const err7 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.order_id !== undefined){
+let data1 = data0.order_id;
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+const err8 = {instancePath:instancePath+"/order/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/pattern",keyword:"pattern",params:{pattern: "^order-[0-9]{1,12}$"},message:"must match pattern \""+"^order-[0-9]{1,12}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/order/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.item !== undefined){
+let data2 = data0.item;
+if(typeof data2 === "string"){
+if(func2(data2) < 1){
+const err10 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.quantity !== undefined){
+let data3 = data0.quantity;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data0.amount_cents !== undefined){
+let data4 = data0.amount_cents;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.reservation_id !== undefined){
+if(typeof data.reservation_id !== "string"){
+const err17 = {instancePath:instancePath+"/reservation_id",schemaPath:"#/properties/reservation_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+const schema16 = {"type":"object","required":["order","charge_id"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"charge_id":{"type":"string"}},"additionalProperties":false};
+
+function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.charge_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charge_id"},message:"must have required property '"+"charge_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "order") || (key0 === "charge_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.order !== undefined){
+let data0 = data.order;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.order_id === undefined){
+const err3 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.item === undefined){
+const err4 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.quantity === undefined){
+const err5 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.amount_cents === undefined){
+const err6 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "order_id") || (key1 === "item")) || (key1 === "quantity")) || (key1 === "amount_cents"))){
+const err7 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.order_id !== undefined){
+let data1 = data0.order_id;
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+const err8 = {instancePath:instancePath+"/order/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/pattern",keyword:"pattern",params:{pattern: "^order-[0-9]{1,12}$"},message:"must match pattern \""+"^order-[0-9]{1,12}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/order/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.item !== undefined){
+let data2 = data0.item;
+if(typeof data2 === "string"){
+if(func2(data2) < 1){
+const err10 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data0.quantity !== undefined){
+let data3 = data0.quantity;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data0.amount_cents !== undefined){
+let data4 = data0.amount_cents;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.charge_id !== undefined){
+if(typeof data.charge_id !== "string"){
+const err17 = {instancePath:instancePath+"/charge_id",schemaPath:"#/properties/charge_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+validate14.errors = vErrors;
+return errors === 0;
+}
+
+const schema18 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string","enum":["rejected","approval_timeout"]},"detail":{"type":"string"}},"additionalProperties":false};
+
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.reason === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "reason") || (key0 === "detail"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+let data0 = data.reason;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!((data0 === "rejected") || (data0 === "approval_timeout"))){
+const err3 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema18.properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.detail !== undefined){
+if(typeof data.detail !== "string"){
+const err4 = {instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+validate15.errors = vErrors;
+return errors === 0;
+}
+
+const schema19 = {"$ref":"taquba:types#/definitions/Order"};
+
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.item === undefined){
+const err1 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.quantity === undefined){
+const err2 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.amount_cents === undefined){
+const err3 = {instancePath,schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "order_id") || (key0 === "item")) || (key0 === "quantity")) || (key0 === "amount_cents"))){
+const err4 = {instancePath,schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+let data0 = data.order_id;
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+const err5 = {instancePath:instancePath+"/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/pattern",keyword:"pattern",params:{pattern: "^order-[0-9]{1,12}$"},message:"must match pattern \""+"^order-[0-9]{1,12}$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.item !== undefined){
+let data1 = data.item;
+if(typeof data1 === "string"){
+if(func2(data1) < 1){
+const err7 = {instancePath:instancePath+"/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/item",schemaPath:"taquba:types#/definitions/Order/properties/item/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.quantity !== undefined){
+let data2 = data.quantity;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err9 = {instancePath:instancePath+"/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.amount_cents !== undefined){
+let data3 = data.amount_cents;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"taquba:types#/definitions/Order/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+validate16.errors = vErrors;
+return errors === 0;
+}
+
+const schema21 = {"type":"object","required":["order_id","charge_id","tracking_number"],"properties":{"order_id":{"type":"string"},"charge_id":{"type":"string"},"tracking_number":{"type":"string"}},"additionalProperties":false};
+
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.charge_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charge_id"},message:"must have required property '"+"charge_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.tracking_number === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tracking_number"},message:"must have required property '"+"tracking_number"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order_id") || (key0 === "charge_id")) || (key0 === "tracking_number"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order_id !== undefined){
+if(typeof data.order_id !== "string"){
+const err4 = {instancePath:instancePath+"/order_id",schemaPath:"#/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.charge_id !== undefined){
+if(typeof data.charge_id !== "string"){
+const err5 = {instancePath:instancePath+"/charge_id",schemaPath:"#/properties/charge_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.tracking_number !== undefined){
+if(typeof data.tracking_number !== "string"){
+const err6 = {instancePath:instancePath+"/tracking_number",schemaPath:"#/properties/tracking_number/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate17.errors = vErrors;
+return errors === 0;
+}
+
+const schema22 = {"type":"object","required":["order","charge_id","documents"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"charge_id":{"type":"string"},"documents":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.order === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "order"},message:"must have required property '"+"order"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.charge_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "charge_id"},message:"must have required property '"+"charge_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.documents === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "documents"},message:"must have required property '"+"documents"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "order") || (key0 === "charge_id")) || (key0 === "documents"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.order !== undefined){
+let data0 = data.order;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.order_id === undefined){
+const err4 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "order_id"},message:"must have required property '"+"order_id"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.item === undefined){
+const err5 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "item"},message:"must have required property '"+"item"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.quantity === undefined){
+const err6 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "quantity"},message:"must have required property '"+"quantity"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.amount_cents === undefined){
+const err7 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/required",keyword:"required",params:{missingProperty: "amount_cents"},message:"must have required property '"+"amount_cents"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!((((key1 === "order_id") || (key1 === "item")) || (key1 === "quantity")) || (key1 === "amount_cents"))){
+const err8 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data0.order_id !== undefined){
+let data1 = data0.order_id;
+if(typeof data1 === "string"){
+if(!pattern0.test(data1)){
+const err9 = {instancePath:instancePath+"/order/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/pattern",keyword:"pattern",params:{pattern: "^order-[0-9]{1,12}$"},message:"must match pattern \""+"^order-[0-9]{1,12}$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/order/order_id",schemaPath:"taquba:types#/definitions/Order/properties/order_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data0.item !== undefined){
+let data2 = data0.item;
+if(typeof data2 === "string"){
+if(func2(data2) < 1){
+const err11 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/order/item",schemaPath:"taquba:types#/definitions/Order/properties/item/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.quantity !== undefined){
+let data3 = data0.quantity;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/order/quantity",schemaPath:"taquba:types#/definitions/Order/properties/quantity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data0.amount_cents !== undefined){
+let data4 = data0.amount_cents;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/order/amount_cents",schemaPath:"taquba:types#/definitions/Order/properties/amount_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/order",schemaPath:"taquba:types#/definitions/Order/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.charge_id !== undefined){
+if(typeof data.charge_id !== "string"){
+const err18 = {instancePath:instancePath+"/charge_id",schemaPath:"#/properties/charge_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.documents !== undefined){
+let data6 = data.documents;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data6[i0] !== "string"){
+const err19 = {instancePath:instancePath+"/documents/" + i0,schemaPath:"#/properties/documents/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/documents",schemaPath:"#/properties/documents/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate18.errors = vErrors;
+return errors === 0;
+}
+
+const schema24 = {"type":"object","required":[],"properties":{},"additionalProperties":false};
+
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate19.errors = vErrors;
+return errors === 0;
+}
+
+return {
+  validateApprovalSignalParams: validate10,
+  validateApprovalSignalPayload: validate11,
+  validateOrderPipelineChargePayload: validate12,
+  validateOrderPipelineDocumentsPayload: validate14,
+  validateOrderPipelineError: validate15,
+  validateOrderPipelineInput: validate16,
+  validateOrderPipelineResult: validate17,
+  validateOrderPipelineShipPayload: validate18,
+  validateShopHeaders: validate19,
+};
+})();
+
+const own = (() => {
 const schema11 = {"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","minLength":1}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const func47 = validatorRuntime.ucs2length;
@@ -74,7 +1366,6 @@ validate10.errors = vErrors;
 return errors === 0;
 }
 
-export const validateApprovalSignalPayload = validate11;
 const schema12 = {"type":"object","required":["approved","by"],"properties":{"approved":{"type":"boolean"},"by":{"type":"string","minLength":1}},"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -165,7 +1456,6 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderPipelineChargePayload = validate12;
 const schema13 = {"type":"object","required":["order","reservation_id"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"reservation_id":{"type":"string"}},"additionalProperties":false};
 const schema15 = {"type":"object","required":["order_id","item","quantity","amount_cents"],"properties":{"order_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^order-[0-9]{1,12}$)"},"item":{"type":"string","minLength":1},"quantity":{"type":"integer","minimum":1},"amount_cents":{"type":"integer","minimum":1}},"additionalProperties":false};
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^order-[0-9]{1,12}$)", "u");
@@ -400,7 +1690,6 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderPipelineDocumentsPayload = validate14;
 const schema16 = {"type":"object","required":["order","charge_id"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"charge_id":{"type":"string"}},"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -633,7 +1922,6 @@ validate14.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderPipelineError = validate15;
 const schema18 = {"type":"object","required":["reason"],"properties":{"reason":{"type":"string","enum":["rejected","approval_timeout"]},"detail":{"type":"string"}},"additionalProperties":false};
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -712,7 +2000,6 @@ validate15.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderPipelineInput = validate16;
 const schema19 = {"$ref":"taquba:types#/definitions/Order"};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -886,7 +2173,6 @@ validate16.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderPipelineResult = validate17;
 const schema21 = {"type":"object","required":["order_id","charge_id","tracking_number"],"properties":{"order_id":{"type":"string"},"charge_id":{"type":"string"},"tracking_number":{"type":"string"}},"additionalProperties":false};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -986,7 +2272,6 @@ validate17.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrderPipelineShipPayload = validate18;
 const schema22 = {"type":"object","required":["order","charge_id","documents"],"properties":{"order":{"$ref":"taquba:types#/definitions/Order"},"charge_id":{"type":"string"},"documents":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1257,7 +2542,6 @@ validate18.errors = vErrors;
 return errors === 0;
 }
 
-export const validateShopHeaders = validate19;
 const schema24 = {"type":"object","required":[],"properties":{},"additionalProperties":false};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1288,3 +2572,43 @@ errors++;
 validate19.errors = vErrors;
 return errors === 0;
 }
+
+return {
+  validateApprovalSignalParams: validate10,
+  validateApprovalSignalPayload: validate11,
+  validateOrderPipelineChargePayload: validate12,
+  validateOrderPipelineDocumentsPayload: validate14,
+  validateOrderPipelineError: validate15,
+  validateOrderPipelineInput: validate16,
+  validateOrderPipelineResult: validate17,
+  validateOrderPipelineShipPayload: validate18,
+  validateShopHeaders: validate19,
+};
+})();
+
+/** Whether Object.prototype holds an enumerable field (a library's merge of a parsed {"__proto__": ...} sets one). */
+function prototypeHoldsEnumerable() {
+for (const _ in Object.prototype) return true;
+return false;
+}
+
+/** The validator that judges with `plain` while Object.prototype holds no enumerable field, else with `own`. */
+function eitherForm(plain, own) {
+const validate = (data) => {
+const form = prototypeHoldsEnumerable() ? own : plain;
+const valid = form(data);
+validate.errors = form.errors;
+return valid;
+};
+return validate;
+}
+
+export const validateApprovalSignalParams = eitherForm(plain.validateApprovalSignalParams, own.validateApprovalSignalParams);
+export const validateApprovalSignalPayload = eitherForm(plain.validateApprovalSignalPayload, own.validateApprovalSignalPayload);
+export const validateOrderPipelineChargePayload = eitherForm(plain.validateOrderPipelineChargePayload, own.validateOrderPipelineChargePayload);
+export const validateOrderPipelineDocumentsPayload = eitherForm(plain.validateOrderPipelineDocumentsPayload, own.validateOrderPipelineDocumentsPayload);
+export const validateOrderPipelineError = eitherForm(plain.validateOrderPipelineError, own.validateOrderPipelineError);
+export const validateOrderPipelineInput = eitherForm(plain.validateOrderPipelineInput, own.validateOrderPipelineInput);
+export const validateOrderPipelineResult = eitherForm(plain.validateOrderPipelineResult, own.validateOrderPipelineResult);
+export const validateOrderPipelineShipPayload = eitherForm(plain.validateOrderPipelineShipPayload, own.validateOrderPipelineShipPayload);
+export const validateShopHeaders = eitherForm(plain.validateShopHeaders, own.validateShopHeaders);

@@ -3,7 +3,220 @@
 /* eslint-disable */
 import { validatorRuntime } from "taquba/generated";
 
-export const validateApprovalsHeaders = validate10;
+// Every validator in two forms (see eitherForm): plain reads inherited fields, own only an object's own.
+
+const plain = (() => {
+const schema11 = {"type":"object","required":[],"properties":{},"additionalProperties":false};
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
+const schema12 = {"type":"object","required":["request_id"],"properties":{"request_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)"}},"additionalProperties":false};
+const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.request_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"},message:"must have required property '"+"request_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "request_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+if(typeof data0 === "string"){
+if(!pattern0.test(data0)){
+const err2 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9-]{1,64}$"},message:"must match pattern \""+"^[a-z0-9-]{1,64}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+const schema13 = {"type":"object","required":["approved","by"],"properties":{"approved":{"type":"boolean"},"by":{"type":"string","minLength":1},"comment":{"type":"string"}},"additionalProperties":false};
+const func2 = validatorRuntime.ucs2length;
+
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.approved === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "approved"},message:"must have required property '"+"approved"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.by === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "approved") || (key0 === "by")) || (key0 === "comment"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.approved !== undefined){
+if(typeof data.approved !== "boolean"){
+const err3 = {instancePath:instancePath+"/approved",schemaPath:"#/properties/approved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.by !== undefined){
+let data1 = data.by;
+if(typeof data1 === "string"){
+if(func2(data1) < 1){
+const err4 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/by",schemaPath:"#/properties/by/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.comment !== undefined){
+if(typeof data.comment !== "string"){
+const err6 = {instancePath:instancePath+"/comment",schemaPath:"#/properties/comment/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate12.errors = vErrors;
+return errors === 0;
+}
+
+return {
+  validateApprovalsHeaders: validate10,
+  validateDecisionSignalParams: validate11,
+  validateDecisionSignalPayload: validate12,
+};
+})();
+
+const own = (() => {
 const schema11 = {"type":"object","required":[],"properties":{},"additionalProperties":false};
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -35,7 +248,6 @@ validate10.errors = vErrors;
 return errors === 0;
 }
 
-export const validateDecisionSignalParams = validate11;
 const schema12 = {"type":"object","required":["request_id"],"properties":{"request_id":{"type":"string","pattern":"^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)"}},"additionalProperties":false};
 const func0 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^(?![\\s\\S]{10001})[\\s\\S]*?(?:^[a-z0-9-]{1,64}$)", "u");
@@ -106,7 +318,6 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-export const validateDecisionSignalPayload = validate12;
 const schema13 = {"type":"object","required":["approved","by"],"properties":{"approved":{"type":"boolean"},"by":{"type":"string","minLength":1},"comment":{"type":"string"}},"additionalProperties":false};
 const func51 = validatorRuntime.ucs2length;
 
@@ -209,3 +420,31 @@ errors++;
 validate12.errors = vErrors;
 return errors === 0;
 }
+
+return {
+  validateApprovalsHeaders: validate10,
+  validateDecisionSignalParams: validate11,
+  validateDecisionSignalPayload: validate12,
+};
+})();
+
+/** Whether Object.prototype holds an enumerable field (a library's merge of a parsed {"__proto__": ...} sets one). */
+function prototypeHoldsEnumerable() {
+for (const _ in Object.prototype) return true;
+return false;
+}
+
+/** The validator that judges with `plain` while Object.prototype holds no enumerable field, else with `own`. */
+function eitherForm(plain, own) {
+const validate = (data) => {
+const form = prototypeHoldsEnumerable() ? own : plain;
+const valid = form(data);
+validate.errors = form.errors;
+return valid;
+};
+return validate;
+}
+
+export const validateApprovalsHeaders = eitherForm(plain.validateApprovalsHeaders, own.validateApprovalsHeaders);
+export const validateDecisionSignalParams = eitherForm(plain.validateDecisionSignalParams, own.validateDecisionSignalParams);
+export const validateDecisionSignalPayload = eitherForm(plain.validateDecisionSignalPayload, own.validateDecisionSignalPayload);
