@@ -116,7 +116,8 @@ export interface LocalStoreOptions {
   /**
    * Create-if-absent puts (the engine's WAL objects) of up to 256 KiB go
    * through one worker thread of the process, which makes the whole put in
-   * one trip, whenever that thread is free (default true). It is started by
+   * one trip, whenever it has room (two puts at once, made in the order
+   * sent; default true). It is started by
    * the first such put and costs about 9 MB of resident memory, once per
    * process; false keeps every put on Node's thread pool.
    */
@@ -156,7 +157,7 @@ export class LocalStore implements ObjectStore {
   #lastThreadDir = "";
   /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
   #rootSeen = false;
-  /** Makes create-if-absent puts in one trip when free (the process's one thread, shared by its stores), unless turned off. */
+  /** Makes create-if-absent puts in one trip when it has room (the process's one thread, shared by its stores), unless turned off. */
   readonly #putThread: PutThread | undefined;
 
   /** `dir` is created on the first put if absent. */
