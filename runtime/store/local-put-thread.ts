@@ -22,18 +22,17 @@
  * exit; a crash leaves it as an empty temporary name, removed at the next
  * open like a put's.
  *
- * Shared buffer: `PUT_SLOTS` request slots, each six Int32 control words
- * (see `SLOT`), three BigInt64 for the answer's stat, then the data area:
- * the body followed by the temporary path, the final path, the directory
- * and the next put's temporary path (empty for none), joined by NUL (a
- * request), or an error's text (an answer).
+ * Shared buffer: six Int32 control words (see `SLOT`), three BigInt64 for
+ * the answer's stat, then the data area: the body followed by the
+ * temporary path, the final path, the directory and the next put's
+ * temporary path (empty for none), joined by NUL (a request), or an error's
+ * text (an answer).
  *
- * Two puts at a time: one being made and one waiting in the next slot,
- * which the thread takes up as soon as it is done with the first (no
- * sleep, no wake-up in between); the store sends a put here only when a
- * slot is free and the body fits, others go through the pool as before.
- * The thread makes them one after the other, in the order they were sent,
- * each durable before the next one's file is written. The thread
+ * One put at a time per thread: the store sends a put to a thread only when
+ * it is idle and the body fits. A put that comes while the process's first
+ * thread is busy goes to a second one (`PutThreadPair`, started by the first
+ * such put), so two puts overlap their disk writes without the second's file
+ * calls on the main thread; others go through the pool as before. The thread
  * is started by the first put that uses it, unreferenced while idle (it
  * never keeps the process alive), and ended by `close()` (asked to stop
  * between puts, once its tidy-up is done). When it stops on its own
@@ -42,14 +41,12 @@
  */
 import { unlinkSync } from "node:fs";
 import { Worker } from "node:worker_threads";
-import { CONTROL_WORDS, HEADER_BYTES, OUTCOME, PUT_SLOTS, PUT_WORKER_SOURCE, SLOT, STAT_OFFSET, STATE, slotBytes } from "./local-put-worker.js";
+import { CONTROL_WORDS, HEADER_BYTES, OUTCOME, PUT_WORKER_SOURCE, SLOT, STAT_OFFSET, STATE } from "./local-put-worker.js";
 
 /** Bodies up to this size go through the thread; larger ones (their write dominates) through the pool. */
 export const PUT_THREAD_MAX_BODY = 256 * 1024;
 /** Room for the four paths: four times Linux's PATH_MAX (4,096 bytes each). */
 const PATH_ROOM = 4 * 4096;
-/** Bytes of one request slot of the shared buffer. */
-const SLOT_BYTES = slotBytes(PUT_THREAD_MAX_BODY + PATH_ROOM);
 /** The thread's heap: it allocates a few small objects per put and keeps none. */
 const RESOURCE_LIMITS = { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 };
 
@@ -87,44 +84,27 @@ export class PutThreadStopped extends Error {
 const waitAsync = (Atomics as unknown as { waitAsync(array: Int32Array, index: number, value: number): { async: boolean; value: Promise<string> | string } })
   .waitAsync;
 
-/** A request slot as the main thread sees it. */
-interface RequestSlot {
-  ctl: Int32Array;
-  stat: BigInt64Array;
-  data: Uint8Array;
-  /** The put sent through it and not yet settled. */
-  inFlight: Promise<unknown> | undefined;
-}
-
 export class PutThread {
   #worker: Worker | undefined;
-  /** The thread's own words (tidy, syncedAhead): the first slot's control words. */
+  #buffer: SharedArrayBuffer | undefined;
   #ctl: Int32Array | undefined;
-  #slots: RequestSlot[] = [];
-  /** The slot the next request goes into: the thread serves them in this turn. */
-  #turn = 0;
-  /** Puts sent and not yet settled. */
-  #pending = 0;
   /** Settles when the running thread has exited (for `close()`). */
   #exited: Promise<void> | undefined;
+  /** The put in flight: `close()` waits for it. */
+  #inFlight: Promise<unknown> | undefined;
   /** Set once the thread stopped on its own: the store's puts go through the pool from then on. */
   #broken = false;
-  /** The puts in flight's worker and how to fail each when the worker stops (also after `close()` let go of it). */
-  readonly #onStop = new Set<{ worker: Worker; reject: (err: Error) => void }>();
+  /** The put in flight's worker and how to fail that put when the worker stops (also after `close()` let go of it). */
+  #onStop: { worker: Worker; reject: (err: Error) => void } | undefined;
   /** The running or last `close()`: a second call waits for it. */
   #closing: Promise<void> | undefined;
   /** The temporary file the last put asked the thread to make for the next one, and its directory. */
   #spare: { dir: string; path: string } | undefined;
   readonly #encoder = new TextEncoder();
 
-  /** Whether a put of `bodyLength` bytes can go through the thread now: a slot is free (see the module documentation). */
+  /** Whether a put of `bodyLength` bytes can go through the thread now. */
   canTake(bodyLength: number): boolean {
-    return this.#pending < PUT_SLOTS && this.#slots[this.#turn]?.inFlight === undefined && !this.#broken && bodyLength <= PUT_THREAD_MAX_BODY;
-  }
-
-  /** Puts sent to the thread and not yet settled (tests). */
-  get inFlight(): number {
-    return this.#pending;
+    return this.#inFlight === undefined && !this.#broken && bodyLength <= PUT_THREAD_MAX_BODY;
   }
 
   /** The temporary name of the file made ahead for the next put into `dir`, if the last put asked for one there. */
@@ -141,30 +121,22 @@ export class PutThread {
   put(temp: string, target: string, dir: string, body: Uint8Array, createOnly: boolean, next?: string): Promise<PutThreadStat> {
     if (!this.canTake(body.length)) throw new Error("the put thread is busy or stopped; check canTake() first");
     // The thread drops a file made ahead unless this put writes into it: either way, it is this put's to name.
-    // A put waiting behind another names it too: the thread makes it in the first one's tidy-up, before this one.
     this.#spare = next === undefined ? undefined : { dir, path: next };
-    const turn = this.#turn;
     const done = this.#put(temp, target, dir, body, createOnly, next ?? "");
-    // The turn moved on once the request was written into its slot: a thread that could not start took none.
-    const slot = this.#turn !== turn ? this.#slots[turn] : undefined;
-    if (slot !== undefined) slot.inFlight = done;
-    this.#pending++;
-    // Registered before the caller's continuation: a put made right after this one settles finds its slot free.
+    this.#inFlight = done;
+    // Registered before the caller's continuation: a put made right after this one settles finds the thread free.
     const clear = () => {
-      if (slot?.inFlight === done) slot.inFlight = undefined;
-      // None in flight: the thread holds nothing and never keeps the process alive.
-      if (--this.#pending === 0) this.#worker?.unref();
+      if (this.#inFlight === done) this.#inFlight = undefined;
     };
     done.then(clear, clear);
     return done;
   }
 
   async #put(temp: string, target: string, dir: string, body: Uint8Array, createOnly: boolean, next: string): Promise<PutThreadStat> {
-    let stop: { worker: Worker; reject: (err: Error) => void } | undefined;
     try {
       const worker = this.#start();
-      const slot = this.#slots[this.#turn]!;
-      const { ctl, data } = slot;
+      const ctl = this.#ctl!;
+      const data = new Uint8Array(this.#buffer!, HEADER_BYTES);
       data.set(body, 0);
       const paths = this.#encoder.encodeInto(`${temp}\0${target}\0${dir}\0${next}`, data.subarray(body.length));
       ctl[SLOT.bodyLength] = body.length;
@@ -172,58 +144,48 @@ export class PutThread {
       ctl[SLOT.flags] = createOnly ? 1 : 0;
       worker.ref();
       const stopped = new Promise<never>((_, reject) => {
-        stop = { worker, reject };
-        this.#onStop.add(stop);
+        this.#onStop = { worker, reject };
       });
-      this.#turn = (this.#turn + 1) % PUT_SLOTS;
       Atomics.store(ctl, SLOT.state, STATE.asked);
-      // Wakes the thread only when it sleeps on this slot: one busy with the other slot's put finds this one when done.
       Atomics.notify(ctl, SLOT.state);
       const waited = waitAsync(ctl, SLOT.state, STATE.asked);
       if (waited.async) await Promise.race([waited.value, stopped]);
-      return this.#answer(slot);
+      return this.#answer(ctl, data);
     } finally {
-      if (stop !== undefined) this.#onStop.delete(stop);
+      this.#onStop = undefined;
+      // Between puts the thread holds nothing: it never keeps the process alive.
+      this.#worker?.unref();
     }
   }
 
-  #answer({ ctl, data, stat }: RequestSlot): PutThreadStat {
+  #answer(ctl: Int32Array, data: Uint8Array): PutThreadStat {
     const outcome = ctl[SLOT.flags];
-    const file = { ino: stat[0]!, size: stat[1]!, mtimeNs: stat[2]! };
-    // Read out before the slot is freed: the next request written into it overwrites the stat and the data.
-    const text = outcome === OUTCOME.done ? "" : new TextDecoder().decode(data.subarray(0, ctl[SLOT.textLength]));
+    const stat = new BigInt64Array(this.#buffer!, STAT_OFFSET, 3);
     Atomics.store(ctl, SLOT.state, STATE.idle);
+    const file = { ino: stat[0]!, size: stat[1]!, mtimeNs: stat[2]! };
     if (outcome === OUTCOME.done) return file;
-    const [code, syscall, path, message] = text.split("\0");
+    const [code, syscall, path, message] = new TextDecoder().decode(data.subarray(0, ctl[SLOT.textLength])).split("\0");
     const error = Object.assign(new Error(message), code ? { code } : {}, syscall ? { syscall } : {}, path ? { path } : {});
     throw new PutThreadFailure(error, outcome === OUTCOME.failedSync ? file : undefined);
   }
 
   #start(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    // Zero-filled: the thread waits while the state words are idle.
-    const buffer = new SharedArrayBuffer(PUT_SLOTS * SLOT_BYTES);
-    this.#slots = Array.from({ length: PUT_SLOTS }, (_, i) => ({
-      ctl: new Int32Array(buffer, i * SLOT_BYTES, CONTROL_WORDS),
-      stat: new BigInt64Array(buffer, i * SLOT_BYTES + STAT_OFFSET, 3),
-      data: new Uint8Array(buffer, i * SLOT_BYTES + HEADER_BYTES, SLOT_BYTES - HEADER_BYTES),
-      inFlight: undefined,
-    }));
-    // A new thread starts at the first slot.
-    this.#turn = 0;
-    const ctl = this.#slots[0]!.ctl;
+    // Zero-filled: the thread waits while the state word is idle.
+    this.#buffer = new SharedArrayBuffer(HEADER_BYTES + PUT_THREAD_MAX_BODY + PATH_ROOM);
+    const ctl = new Int32Array(this.#buffer, 0, CONTROL_WORDS);
     this.#ctl = ctl;
     let worker: Worker;
     try {
-      worker = new Worker(PUT_WORKER_SOURCE, { eval: true, workerData: { buffer, slotBytes: SLOT_BYTES }, resourceLimits: RESOURCE_LIMITS });
+      worker = new Worker(PUT_WORKER_SOURCE, { eval: true, workerData: { buffer: this.#buffer }, resourceLimits: RESOURCE_LIMITS });
     } catch (err) {
       // Worker threads refused (a permission model, an embedder without them): the pool for good.
       this.#broken = true;
       throw new PutThreadUnavailable(err);
     }
     const stop = (reason: string) => {
-      // Also when close() let go of this worker and waits for its puts: they would wait for an answer for ever.
-      for (const put of this.#onStop) if (put.worker === worker) put.reject(new PutThreadStopped(reason));
+      // Also when close() let go of this worker and waits for the put: that put would wait for an answer for ever.
+      if (this.#onStop?.worker === worker) this.#onStop.reject(new PutThreadStopped(reason));
       if (this.#worker !== worker) return;
       this.#worker = undefined;
       this.#broken = true;
@@ -264,12 +226,12 @@ export class PutThread {
    * goes with the next put, which names another.
    */
   releaseSpare(dir: string): void {
-    if (this.#spare?.dir !== dir || this.#pending > 0 || this.#ctl === undefined) return;
+    if (this.#spare?.dir !== dir || this.#inFlight !== undefined || this.#ctl === undefined) return;
     if (Atomics.load(this.#ctl, SLOT.tidy) !== 0) return;
     this.#removeSpare();
   }
 
-  /** Ends the thread once the puts in flight (if any) have settled; a later put starts a new one. */
+  /** Ends the thread once the put in flight (if any) has settled; a later put starts a new one. */
   close(): Promise<void> {
     const worker = this.#worker;
     // A second call while the first waits ends with it, not before the thread did.
@@ -277,14 +239,13 @@ export class PutThread {
     this.#worker = undefined;
     // The thread drops its file made ahead when it stops.
     this.#spare = undefined;
-    const inFlight = this.#slots.map((slot) => slot.inFlight);
-    // Every put sent is answered before the stop: the thread then waits on the slot the next request would take.
-    const ctl = this.#slots[this.#turn]!.ctl;
+    const inFlight = this.#inFlight;
+    const ctl = this.#ctl!;
     const exited = this.#exited!;
     this.#closing = (async () => {
-      // The thread ends between puts: those in flight finish first, and so does the tidy-up the thread makes
+      // The thread ends between puts: one in flight finishes first, and so does the tidy-up the thread makes
       // after answering (closes, the temporary name's removal), which terminating it could cut short.
-      await Promise.all(inFlight.map((put) => put?.catch(() => undefined)));
+      await inFlight?.catch(() => undefined);
       Atomics.store(ctl, SLOT.state, STATE.stop);
       Atomics.notify(ctl, SLOT.state);
       await exited;
@@ -295,6 +256,16 @@ export class PutThread {
   /** How many files made ahead the running thread fsynced so far (benches and tests). */
   get syncedAhead(): number {
     return this.#ctl === undefined || this.#worker === undefined ? 0 : Atomics.load(this.#ctl, SLOT.syncedAhead);
+  }
+
+  /** Whether the thread stopped on its own (or could not start): its store's puts go through the pool. */
+  get stopped(): boolean {
+    return this.#broken;
+  }
+
+  /** Whether a put is in flight on it. */
+  get busy(): boolean {
+    return this.#inFlight !== undefined;
   }
 
   /** Whether the thread runs now (tests). */
@@ -314,11 +285,11 @@ export class PutThread {
     try {
       await waited.value;
     } finally {
-      if (this.#pending === 0) worker.unref();
+      if (this.#inFlight === undefined) worker.unref();
     }
   }
 
-  /** Stops the thread as a crash would (tests): the puts in flight, if any, fail with `PutThreadStopped`. */
+  /** Stops the thread as a crash would (tests): the put in flight, if any, fails with `PutThreadStopped`. */
   async stopForTest(): Promise<void> {
     await this.#worker?.terminate();
   }
@@ -349,14 +320,72 @@ function awaitTidyAtExit(ctl: Int32Array, removeSpare: () => void): void {
   running.set(ctl, removeSpare);
 }
 
+/**
+ * Two put threads: the first takes every put it is free for; the second,
+ * started by the first put that comes while the first is busy, takes that
+ * one. Its puts may end in either order: a store that needs them in order
+ * waits for each before it counts the next (the engine acknowledges its WAL
+ * in sequence order, and its recovery stops at the first object missing).
+ * Once either thread stopped on its own, no put goes to either.
+ */
+export class PutThreadPair {
+  readonly #first: PutThread;
+  readonly #second: PutThread;
+
+  constructor(first: PutThread, second: PutThread) {
+    this.#first = first;
+    this.#second = second;
+  }
+
+  /**
+   * The thread a create-if-absent put of `bodyLength` bytes into `dir` goes
+   * to now, or undefined (the thread pool then): a free one, the one that
+   * holds the file made ahead for `dir` first, else the first.
+   */
+  free(bodyLength: number, dir: string): PutThread | undefined {
+    const first = this.#first;
+    const second = this.#second;
+    if (first.stopped || second.stopped) return undefined;
+    const firstFree = first.canTake(bodyLength);
+    if (firstFree && (first.spareIn(dir) !== undefined || second.spareIn(dir) === undefined || second.busy)) return first;
+    return second.canTake(bodyLength) ? second : firstFree ? first : undefined;
+  }
+
+  /** Puts in flight on the two threads (benches and tests). */
+  get inFlight(): number {
+    return (this.#first.busy ? 1 : 0) + (this.#second.busy ? 1 : 0);
+  }
+
+  /** How many of the two threads run now (benches and tests). */
+  get started(): number {
+    return (this.#first.running ? 1 : 0) + (this.#second.running ? 1 : 0);
+  }
+
+  /** See `PutThread.releaseSpare`: each thread's file made ahead in `dir`. */
+  releaseSpare(dir: string): void {
+    this.#first.releaseSpare(dir);
+    this.#second.releaseSpare(dir);
+  }
+}
+
 let shared: PutThread | undefined;
+let pair: PutThreadPair | undefined;
 
 /**
- * The process's put thread, shared by its LocalStores (one isolate, about
- * 10 MB of RSS, however many stores are open); made on first use, started
- * by the first put it takes.
+ * The process's first put thread, shared by its LocalStores (one isolate,
+ * about 10 MB of RSS, however many stores are open); made on first use,
+ * started by the first put it takes.
  */
 export function sharedPutThread(): PutThread {
   shared ??= new PutThread();
   return shared;
+}
+
+/**
+ * The process's put threads: the first one (`sharedPutThread`) and a second,
+ * which costs another isolate only once a put comes while the first is busy.
+ */
+export function sharedPutThreads(): PutThreadPair {
+  pair ??= new PutThreadPair(sharedPutThread(), new PutThread());
+  return pair;
 }

@@ -25,29 +25,9 @@
  * the create's transaction before the put's own. Only an empty temporary
  * name is made durable earlier: the put's write, link and directory fsync,
  * and so what an acknowledged put guarantees, are unchanged.
- *
- * Requests come in `PUT_SLOTS` slots of the shared buffer, each with its
- * own control words, stat and data area, which the main thread fills in
- * turn and the thread serves in the same turn: a second put can wait in
- * the next slot while the first is made, and the thread takes it as soon
- * as it is done with the first, without sleeping in between. Puts are
- * still made one after the other, each whole (its directory fsync
- * returned) before the next one's file is written, so a later put is
- * never on disk while an earlier one may not be.
  */
 
-/**
- * Requests that can be with the thread at once: one being made, one waiting
- * for it. A third would only wait longer; the WAL keeps two in flight when
- * a wave of commits is split in two (wal-cohorts.ts).
- */
-export const PUT_SLOTS = 2;
-
-/**
- * Indexes of a request slot's control words (Int32). `tidy` and
- * `syncedAhead` are the thread's, not a request's: they live in the first
- * slot's words only.
- */
+/** Slots of the shared buffer's control words (Int32). */
 export const SLOT = {
   /** 0 idle, 1 a request is waiting, 2 it was answered, 3 stop (see `STATE`). */
   state: 0,
@@ -83,11 +63,6 @@ export const STAT_OFFSET = 24;
 /** Bytes of the control words and of the stat answer before the data area. */
 export const HEADER_BYTES = STAT_OFFSET + 24;
 
-/** Bytes of one request slot with a data area of `dataBytes`, rounded up so that the next slot's words stay aligned. */
-export function slotBytes(dataBytes: number): number {
-  return Math.ceil((HEADER_BYTES + dataBytes) / 8) * 8;
-}
-
 /**
  * Whether the tidy-up after the next answer fsyncs the file it makes ahead,
  * decided when a request is picked up: `gapNs` the time from the last
@@ -117,21 +92,9 @@ const { workerData } = require("node:worker_threads");
 const fs = require("node:fs");
 const C = fs.constants;
 const O_DSYNC = C.O_DSYNC;
-const slots = [];
-for (let i = 0; i < ${PUT_SLOTS}; i++) {
-  const at = i * workerData.slotBytes;
-  slots.push({
-    ctl: new Int32Array(workerData.buffer, at, ${CONTROL_WORDS}),
-    stat: new BigInt64Array(workerData.buffer, at + ${STAT_OFFSET}, 3),
-    data: new Uint8Array(workerData.buffer, at + ${HEADER_BYTES}, workerData.slotBytes - ${HEADER_BYTES}),
-  });
-}
-/** The thread's own words (tidy, syncedAhead), in the first slot's. */
-const own = slots[0].ctl;
-/** The slot whose request is being made. */
-let ctl = own;
-let stat = slots[0].stat;
-let data = slots[0].data;
+const ctl = new Int32Array(workerData.buffer, 0, ${CONTROL_WORDS});
+const stat = new BigInt64Array(workerData.buffer, ${STAT_OFFSET}, 3);
+const data = new Uint8Array(workerData.buffer, ${HEADER_BYTES});
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 function answer(outcome, err) {
@@ -217,7 +180,7 @@ function put() {
   } catch (err) {
     syncError = err;
   }
-  Atomics.store(own, ${SLOT.tidy}, 1);
+  Atomics.store(ctl, ${SLOT.tidy}, 1);
   if (syncError === undefined) answer(${OUTCOME.done});
   else answer(${OUTCOME.failedSync}, syncError);
   // After the answer: none of these changes what the put did or its durability (a temporary name left by a
@@ -238,33 +201,26 @@ function put() {
   if (spare !== undefined && syncAhead) {
     try {
       fs.fsyncSync(spare.fd);
-      Atomics.add(own, ${SLOT.syncedAhead}, 1);
+      Atomics.add(ctl, ${SLOT.syncedAhead}, 1);
     } catch {
       // A failed sync may have taken the file's writeback error with it: the next put makes a new file.
       dropSpare();
     }
     syncNs = Number(process.hrtime.bigint() - syncStart);
   } else syncNs = decayedSyncNs(syncNs);
-  Atomics.store(own, ${SLOT.tidy}, 0);
-  Atomics.notify(own, ${SLOT.tidy});
+  Atomics.store(ctl, ${SLOT.tidy}, 0);
+  Atomics.notify(ctl, ${SLOT.tidy});
 }
-// Slots in turn, as the main thread fills them: the next request (or stop) always comes in the next slot.
-for (let turn = 0; ; ) {
-  const slot = slots[turn];
-  const state = Atomics.load(slot.ctl, ${SLOT.state});
+for (;;) {
+  const state = Atomics.load(ctl, ${SLOT.state});
   if (state === ${STATE.asked}) {
-    ctl = slot.ctl;
-    stat = slot.stat;
-    data = slot.data;
     syncAhead = nextSyncAhead(Number(process.hrtime.bigint() - answeredNs), tidyNs, syncNs);
     put();
-    turn = (turn + 1) % ${PUT_SLOTS};
   } else if (state === ${STATE.stop}) {
     dropSpare();
     break;
   } else {
-    // Also while the slot's last answer is unread: its next request or a stop comes with a notify.
-    Atomics.wait(slot.ctl, ${SLOT.state}, state);
+    Atomics.wait(ctl, ${SLOT.state}, state);
   }
 }
 `;

@@ -102,13 +102,13 @@ describe("engine crash recovery", () => {
     }),
   );
 
-  // Two WAL puts wait on the put thread at once: a later object is never stored before an earlier one, and a
-  // kill between them leaves the earlier durable and the later absent or unacknowledged (replayed only after it).
-  it("recovers the same with two WAL puts at once on the put thread (walCohorts 3, 64 writers)", { timeout: loadLimitTimeout(60_000) }, () =>
+  // Two WAL puts on LocalStore's two put threads at once: a later object may be stored before an earlier one,
+  // and a kill between them leaves it unacknowledged and not replayed (recovery stops at the gap).
+  it("recovers the same with two WAL puts at once on the two put threads (walCohorts 3, 64 writers)", { timeout: loadLimitTimeout(60_000) }, () =>
     withinLoadLimit(60_000, async () => {
       queuedSeen = 0;
       await crashRounds("queued");
-      expect(queuedSeen, "commits sent while two WAL puts were with the thread").toBeGreaterThan(0);
+      expect(queuedSeen, "commits sent while two WAL puts were on the threads").toBeGreaterThan(0);
     }),
   );
 
