@@ -17,7 +17,8 @@
  * each a directory whose `runtime/` is measured; `<checkout>:memory`
  * measures that checkout over a MemoryStore instead, for the store path's
  * share; `<checkout>:cohorts=N` opens its engine with `walCohorts` N (the
- * same checkout may be given with several). Env: N_RUNS (200), N_STEPS (10), CONC (50), ROUNDS (8), STRACE.
+ * same checkout may be given with several); `<checkout>:second` opens its
+ * LocalStore with `secondPutThread`. Env: N_RUNS (200), N_STEPS (10), CONC (50), ROUNDS (8), STRACE.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -108,7 +109,8 @@ const subjects: Subject[] = [];
 for (const arg of args) {
   const cohortsSetting = /:cohorts=(\d+)/.exec(arg)?.[1];
   const cohorts = cohortsSetting === undefined ? undefined : Number(cohortsSetting);
-  const bare = arg.replace(/:cohorts=\d+/, "");
+  const second = arg.includes(":second");
+  const bare = arg.replace(/:cohorts=\d+/, "").replace(":second", "");
   const memory = bare.endsWith(":memory");
   const checkout = resolve(bare.replace(/:memory$/, ""));
   const T = (await import(pathToFileURL(join(checkout, "runtime/index.ts")).href)) as Taquba;
@@ -123,7 +125,7 @@ for (const arg of args) {
     async round() {
       const dir = mkdtempSync(join(tmpdir(), "bench-inflight-ab-"));
       try {
-        const store = memory ? new T.MemoryStore() : new T.LocalStore(dir);
+        const store = memory ? new T.MemoryStore() : new T.LocalStore(dir, second ? { secondPutThread: true } : {});
         const queue = await T.Queue.open(store, "bench", cohorts === undefined ? {} : { engineOptions: { walCohorts: cohorts } });
         const w = runtimeWorkload(T, queue, store, runner(T), new Uint8Array(16).fill(7));
         for (let i = 0; i < 10; i++) await w.one();

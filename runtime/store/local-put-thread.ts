@@ -29,10 +29,11 @@
  * text (an answer).
  *
  * One put at a time per thread: the store sends a put to a thread only when
- * it is idle and the body fits. A put that comes while the process's first
- * thread is busy goes to a second one (`PutThreadPair`, started by the first
- * such put), so two puts overlap their disk writes without the second's file
- * calls on the main thread; others go through the pool as before. The thread
+ * it is idle and the body fits. With `LocalStoreOptions.secondPutThread`, a
+ * put that comes while the process's first thread is busy goes to a second
+ * one (`PutThreadPair`, started by the first such put), so two puts overlap
+ * their disk writes without the second's file calls on the main thread;
+ * others go through the pool as before. The thread
  * is started by the first put that uses it, unreferenced while idle (it
  * never keeps the process alive), and ended by `close()` (asked to stop
  * between puts, once its tidy-up is done). When it stops on its own
@@ -321,18 +322,18 @@ function awaitTidyAtExit(ctl: Int32Array, removeSpare: () => void): void {
 }
 
 /**
- * Two put threads: the first takes every put it is free for; the second,
- * started by the first put that comes while the first is busy, takes that
- * one. Its puts may end in either order: a store that needs them in order
+ * The put threads a store uses: the first takes every put it is free for;
+ * the second, if any, started by the first put that comes while the first
+ * is busy, takes that one. Its puts may end in either order: a store that needs them in order
  * waits for each before it counts the next (the engine acknowledges its WAL
  * in sequence order, and its recovery stops at the first object missing).
  * Once either thread stopped on its own, no put goes to either.
  */
 export class PutThreadPair {
   readonly #first: PutThread;
-  readonly #second: PutThread;
+  readonly #second: PutThread | undefined;
 
-  constructor(first: PutThread, second: PutThread) {
+  constructor(first: PutThread, second: PutThread | undefined) {
     this.#first = first;
     this.#second = second;
   }
@@ -345,6 +346,7 @@ export class PutThreadPair {
   free(bodyLength: number, dir: string): PutThread | undefined {
     const first = this.#first;
     const second = this.#second;
+    if (second === undefined) return first.canTake(bodyLength) ? first : undefined;
     if (first.stopped || second.stopped) return undefined;
     const firstFree = first.canTake(bodyLength);
     if (firstFree && (first.spareIn(dir) !== undefined || second.spareIn(dir) === undefined || second.busy)) return first;
@@ -353,22 +355,23 @@ export class PutThreadPair {
 
   /** Puts in flight on the two threads (benches and tests). */
   get inFlight(): number {
-    return (this.#first.busy ? 1 : 0) + (this.#second.busy ? 1 : 0);
+    return (this.#first.busy ? 1 : 0) + (this.#second?.busy ? 1 : 0);
   }
 
   /** How many of the two threads run now (benches and tests). */
   get started(): number {
-    return (this.#first.running ? 1 : 0) + (this.#second.running ? 1 : 0);
+    return (this.#first.running ? 1 : 0) + (this.#second?.running ? 1 : 0);
   }
 
   /** See `PutThread.releaseSpare`: each thread's file made ahead in `dir`. */
   releaseSpare(dir: string): void {
     this.#first.releaseSpare(dir);
-    this.#second.releaseSpare(dir);
+    this.#second?.releaseSpare(dir);
   }
 }
 
 let shared: PutThread | undefined;
+let alone: PutThreadPair | undefined;
 let pair: PutThreadPair | undefined;
 
 /**
@@ -382,10 +385,15 @@ export function sharedPutThread(): PutThread {
 }
 
 /**
- * The process's put threads: the first one (`sharedPutThread`) and a second,
- * which costs another isolate only once a put comes while the first is busy.
+ * The process's put threads for a store: the first one (`sharedPutThread`)
+ * and, with `second`, a second one, which costs another isolate (about
+ * 9 MB) only once a put comes while the first is busy.
  */
-export function sharedPutThreads(): PutThreadPair {
+export function sharedPutThreads(second: boolean): PutThreadPair {
+  if (!second) {
+    alone ??= new PutThreadPair(sharedPutThread(), undefined);
+    return alone;
+  }
   pair ??= new PutThreadPair(sharedPutThread(), new PutThread());
   return pair;
 }

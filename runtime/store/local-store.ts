@@ -123,13 +123,20 @@ interface DirSync {
 export interface LocalStoreOptions {
   /**
    * Create-if-absent puts (the engine's WAL objects) of up to 256 KiB go
-   * through a worker thread of the process, which makes the whole put in
-   * one trip, whenever one is free (default true): the first thread, or a
-   * second while the first is busy. Each is started by the first put it
-   * takes and costs about 9 MB of resident memory, once per process; false
-   * keeps every put on Node's thread pool.
+   * through one worker thread of the process, which makes the whole put in
+   * one trip, whenever that thread is free (default true). It is started by
+   * the first such put and costs about 9 MB of resident memory, once per
+   * process; false keeps every put on Node's thread pool.
    */
   putThread?: boolean;
+  /**
+   * A create-if-absent put made while the put thread is busy goes to a
+   * second thread instead of the thread pool (default false): another
+   * 9 MB or so, once per process, started by the first such put. It pays
+   * when two WAL puts are often on their way at once, as with the engine's
+   * `walCohorts` at 3 or more; needs `putThread`.
+   */
+  secondPutThread?: boolean;
 }
 
 /**
@@ -165,7 +172,7 @@ export class LocalStore implements ObjectStore {
   #lastThreadDir = "";
   /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
   #rootSeen = false;
-  /** Make create-if-absent puts in one trip when one is free (the process's two threads, shared by its stores), unless turned off. */
+  /** Make create-if-absent puts in one trip when one is free (the process's threads, shared by its stores), unless turned off. */
   readonly #putThreads: PutThreadPair | undefined;
 
   /** `dir` is created on the first put if absent. */
@@ -174,9 +181,19 @@ export class LocalStore implements ObjectStore {
       throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
     // Each option read once, as every store's: a getter or Proxy that throws is refused by name, never escapes raw.
-    const { putThread = true } = readExactOptions(options, optionFields<LocalStoreOptions>({ putThread: true }), "LocalStoreOptions");
+    const { putThread = true, secondPutThread = false } = readExactOptions(
+      options,
+      optionFields<LocalStoreOptions>({ putThread: true, secondPutThread: true }),
+      "LocalStoreOptions",
+    );
     if (typeof putThread !== "boolean") throw new ValidationError(`LocalStoreOptions.putThread must be true or false, got ${describeValue(putThread)}`);
-    this.#putThreads = putThread ? sharedPutThreads() : undefined;
+    if (typeof secondPutThread !== "boolean") {
+      throw new ValidationError(`LocalStoreOptions.secondPutThread must be true or false, got ${describeValue(secondPutThread)}`);
+    }
+    if (secondPutThread && !putThread) {
+      throw new ValidationError("LocalStoreOptions.secondPutThread needs putThread: a second put thread beside none; drop one of the two");
+    }
+    this.#putThreads = putThread ? sharedPutThreads(secondPutThread) : undefined;
     this.root = path.resolve(dir);
     // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.
     if (new.target === LocalStore) declarePutBodyReleased(this);

@@ -56,9 +56,24 @@ afterEach(() => {
 const walFiles = (dir: string): string[] => readdirSync(join(dir, "wal%2F")).filter((n) => !n.startsWith("%tmp."));
 
 describe.skipIf(process.platform !== "linux")("LocalStore's second put thread", () => {
+  it("is off by default: a put made while the first thread is held goes through the thread pool", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    await store.put("wal/0", enc("0"), { ifNoneMatch: "*" });
+    Atomics.store(gate, 1, 1);
+    const held = store.put("wal/1", enc("1"), { ifNoneMatch: "*" });
+    await until("the first put held on the first thread", () => Atomics.load(gate, 1) === 0 && sharedPutThread().busy, 30_000);
+    await store.put("wal/2", enc("2"), { ifNoneMatch: "*" });
+    expect(sharedPutThreads(true).started, "no second thread started").toBe(1);
+    openGate();
+    await held;
+    expect(() => new LocalStore(dir, { secondPutThread: "yes" as unknown as boolean })).toThrow(/secondPutThread must be true or false, got "yes"/);
+    expect(() => new LocalStore(dir, { putThread: false, secondPutThread: true })).toThrow(/secondPutThread needs putThread/);
+  });
+
   it("takes a WAL put made while the first thread is held; a crash then recovers up to the gap, and nothing past it was acknowledged", async () => {
     const dir = await tempDir();
-    const engine = await Engine.open(new LocalStore(dir), { flushIntervalMs: 0 });
+    const engine = await Engine.open(new LocalStore(dir, { secondPutThread: true }), { flushIntervalMs: 0 });
     await engine.commit(new WriteBatch().put("before", enc("0")));
     const stored = walFiles(dir).length;
     const acknowledged: string[] = [];
@@ -69,8 +84,9 @@ describe.skipIf(process.platform !== "linux")("LocalStore's second put thread", 
     const second = engine.commit(new WriteBatch().put("b", enc("2"))).then(() => acknowledged.push("b"));
     // Through the second thread it lands beside the held one (the pool would too, but not on a thread).
     await until("the later WAL object stored", () => walFiles(dir).length === stored + 1, 30_000);
-    expect(sharedPutThreads().inFlight, "the first put still held, the second made on the other thread").toBe(1);
-    expect(sharedPutThreads().started, "a second thread took the put").toBe(2);
+    // Its file is in place before its directory fsync returns: then only the held put is left in flight.
+    await until("the second put answered, the first still held", () => sharedPutThreads(true).inFlight === 1, 30_000);
+    expect(sharedPutThreads(true).started, "a second thread took the put").toBe(2);
     // Stored but behind a missing object: not acknowledged.
     await new Promise((r) => setTimeout(r, 50));
     expect(acknowledged).toEqual([]);
