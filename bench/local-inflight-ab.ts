@@ -16,7 +16,9 @@
  * Usage: `npx tsx bench/local-inflight-ab.ts <checkout> [<checkout> ...]`,
  * each a directory whose `runtime/` is measured; `<checkout>:memory`
  * measures that checkout over a MemoryStore instead, for the store path's
- * share. Env: N_RUNS (200), N_STEPS (10), CONC (50), ROUNDS (8), STRACE.
+ * share; `<checkout>:cohorts=N` opens its engine with `walCohorts` N (the
+ * same checkout may be given with several); `<checkout>:second` opens its
+ * LocalStore with `secondPutThread`. Env: N_RUNS (200), N_STEPS (10), CONC (50), ROUNDS (8), STRACE.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -105,8 +107,12 @@ const runner = (T: Taquba) => ({
 
 const subjects: Subject[] = [];
 for (const arg of args) {
-  const memory = arg.endsWith(":memory");
-  const checkout = resolve(arg.replace(/:memory$/, ""));
+  const cohortsSetting = /:cohorts=(\d+)/.exec(arg)?.[1];
+  const cohorts = cohortsSetting === undefined ? undefined : Number(cohortsSetting);
+  const second = arg.includes(":second");
+  const bare = arg.replace(/:cohorts=\d+/, "").replace(":second", "");
+  const memory = bare.endsWith(":memory");
+  const checkout = resolve(bare.replace(/:memory$/, ""));
   const T = (await import(pathToFileURL(join(checkout, "runtime/index.ts")).href)) as Taquba;
   // The checkout's put thread, for the files it fsynced ahead (checkouts before that count have none).
   const thread = (
@@ -119,8 +125,8 @@ for (const arg of args) {
     async round() {
       const dir = mkdtempSync(join(tmpdir(), "bench-inflight-ab-"));
       try {
-        const store = memory ? new T.MemoryStore() : new T.LocalStore(dir);
-        const queue = await T.Queue.open(store, "bench");
+        const store = memory ? new T.MemoryStore() : new T.LocalStore(dir, second ? { secondPutThread: true } : {});
+        const queue = await T.Queue.open(store, "bench", cohorts === undefined ? {} : { engineOptions: { walCohorts: cohorts } });
         const w = runtimeWorkload(T, queue, store, runner(T), new Uint8Array(16).fill(7));
         for (let i = 0; i < 10; i++) await w.one();
         await w.drive(50, CONC);

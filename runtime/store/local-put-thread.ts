@@ -28,8 +28,12 @@
  * temporary path (empty for none), joined by NUL (a request), or an error's
  * text (an answer).
  *
- * One put at a time: the store sends a put here only when the thread is
- * idle and the body fits; others go through the pool as before. The thread
+ * One put at a time per thread: the store sends a put to a thread only when
+ * it is idle and the body fits. With `LocalStoreOptions.secondPutThread`, a
+ * put that comes while the process's first thread is busy goes to a second
+ * one (`PutThreadPair`, started by the first such put), so two puts overlap
+ * their disk writes without the second's file calls on the main thread;
+ * others go through the pool as before. The thread
  * is started by the first put that uses it, unreferenced while idle (it
  * never keeps the process alive), and ended by `close()` (asked to stop
  * between puts, once its tidy-up is done). When it stops on its own
@@ -255,6 +259,16 @@ export class PutThread {
     return this.#ctl === undefined || this.#worker === undefined ? 0 : Atomics.load(this.#ctl, SLOT.syncedAhead);
   }
 
+  /** Whether the thread stopped on its own (or could not start): its store's puts go through the pool. */
+  get stopped(): boolean {
+    return this.#broken;
+  }
+
+  /** Whether a put is in flight on it. */
+  get busy(): boolean {
+    return this.#inFlight !== undefined;
+  }
+
   /** Whether the thread runs now (tests). */
   get running(): boolean {
     return this.#worker !== undefined;
@@ -307,14 +321,79 @@ function awaitTidyAtExit(ctl: Int32Array, removeSpare: () => void): void {
   running.set(ctl, removeSpare);
 }
 
+/**
+ * The put threads a store uses: the first takes every put it is free for;
+ * the second, if any, started by the first put that comes while the first
+ * is busy, takes that one. Its puts may end in either order: a store that needs them in order
+ * waits for each before it counts the next (the engine acknowledges its WAL
+ * in sequence order, and its recovery stops at the first object missing).
+ * Once either thread stopped on its own, no put goes to either.
+ */
+export class PutThreadPair {
+  readonly #first: PutThread;
+  readonly #second: PutThread | undefined;
+
+  constructor(first: PutThread, second: PutThread | undefined) {
+    this.#first = first;
+    this.#second = second;
+  }
+
+  /**
+   * The thread a create-if-absent put of `bodyLength` bytes into `dir` goes
+   * to now, or undefined (the thread pool then): a free one, the one that
+   * holds the file made ahead for `dir` first, else the first.
+   */
+  free(bodyLength: number, dir: string): PutThread | undefined {
+    const first = this.#first;
+    const second = this.#second;
+    if (second === undefined) return first.canTake(bodyLength) ? first : undefined;
+    if (first.stopped || second.stopped) return undefined;
+    const firstFree = first.canTake(bodyLength);
+    if (firstFree && (first.spareIn(dir) !== undefined || second.spareIn(dir) === undefined || second.busy)) return first;
+    return second.canTake(bodyLength) ? second : firstFree ? first : undefined;
+  }
+
+  /** Puts in flight on the two threads (benches and tests). */
+  get inFlight(): number {
+    return (this.#first.busy ? 1 : 0) + (this.#second?.busy ? 1 : 0);
+  }
+
+  /** How many of the two threads run now (benches and tests). */
+  get started(): number {
+    return (this.#first.running ? 1 : 0) + (this.#second?.running ? 1 : 0);
+  }
+
+  /** See `PutThread.releaseSpare`: each thread's file made ahead in `dir`. */
+  releaseSpare(dir: string): void {
+    this.#first.releaseSpare(dir);
+    this.#second?.releaseSpare(dir);
+  }
+}
+
 let shared: PutThread | undefined;
+let alone: PutThreadPair | undefined;
+let pair: PutThreadPair | undefined;
 
 /**
- * The process's put thread, shared by its LocalStores (one isolate, about
- * 10 MB of RSS, however many stores are open); made on first use, started
- * by the first put it takes.
+ * The process's first put thread, shared by its LocalStores (one isolate,
+ * about 10 MB of RSS, however many stores are open); made on first use,
+ * started by the first put it takes.
  */
 export function sharedPutThread(): PutThread {
   shared ??= new PutThread();
   return shared;
+}
+
+/**
+ * The process's put threads for a store: the first one (`sharedPutThread`)
+ * and, with `second`, a second one, which costs another isolate (about
+ * 9 MB) only once a put comes while the first is busy.
+ */
+export function sharedPutThreads(second: boolean): PutThreadPair {
+  if (!second) {
+    alone ??= new PutThreadPair(sharedPutThread(), undefined);
+    return alone;
+  }
+  pair ??= new PutThreadPair(sharedPutThread(), new PutThread());
+  return pair;
 }

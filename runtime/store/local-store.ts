@@ -52,7 +52,15 @@ import { checkRange, checkRangeInto, type ListOptions, type ListedObject, type O
 import { describeValue, optionFields, readExactOptions } from "../option-values.js";
 import { declarePutBodyReleased, isLentBody } from "./put-body.js";
 import { declarePutsContend } from "./put-contention.js";
-import { type PutThread, PutThreadFailure, type PutThreadStat, PutThreadStopped, PutThreadUnavailable, sharedPutThread } from "./local-put-thread.js";
+import {
+  type PutThread,
+  PutThreadFailure,
+  type PutThreadPair,
+  type PutThreadStat,
+  PutThreadStopped,
+  PutThreadUnavailable,
+  sharedPutThreads,
+} from "./local-put-thread.js";
 import { declareBuiltInStore } from "./own-state.js";
 
 const DIR_SUFFIX = "%2F";
@@ -121,6 +129,14 @@ export interface LocalStoreOptions {
    * process; false keeps every put on Node's thread pool.
    */
   putThread?: boolean;
+  /**
+   * A create-if-absent put made while the put thread is busy goes to a
+   * second thread instead of the thread pool (default false): another
+   * 9 MB or so, once per process, started by the first such put. It pays
+   * when two WAL puts are often on their way at once, as with the engine's
+   * `walCohorts` at 3 or more; needs `putThread`.
+   */
+  secondPutThread?: boolean;
 }
 
 /**
@@ -156,8 +172,8 @@ export class LocalStore implements ObjectStore {
   #lastThreadDir = "";
   /** The store's directory existed while this store used it: once gone, it is not made again (see `put`). */
   #rootSeen = false;
-  /** Makes create-if-absent puts in one trip when free (the process's one thread, shared by its stores), unless turned off. */
-  readonly #putThread: PutThread | undefined;
+  /** Make create-if-absent puts in one trip when one is free (the process's threads, shared by its stores), unless turned off. */
+  readonly #putThreads: PutThreadPair | undefined;
 
   /** `dir` is created on the first put if absent. */
   constructor(dir: string, options: LocalStoreOptions = {}) {
@@ -165,9 +181,19 @@ export class LocalStore implements ObjectStore {
       throw new ValidationError(`LocalStore needs a directory path, got ${describeValue(dir)}`);
     }
     // Each option read once, as every store's: a getter or Proxy that throws is refused by name, never escapes raw.
-    const { putThread = true } = readExactOptions(options, optionFields<LocalStoreOptions>({ putThread: true }), "LocalStoreOptions");
+    const { putThread = true, secondPutThread = false } = readExactOptions(
+      options,
+      optionFields<LocalStoreOptions>({ putThread: true, secondPutThread: true }),
+      "LocalStoreOptions",
+    );
     if (typeof putThread !== "boolean") throw new ValidationError(`LocalStoreOptions.putThread must be true or false, got ${describeValue(putThread)}`);
-    this.#putThread = putThread ? sharedPutThread() : undefined;
+    if (typeof secondPutThread !== "boolean") {
+      throw new ValidationError(`LocalStoreOptions.secondPutThread must be true or false, got ${describeValue(secondPutThread)}`);
+    }
+    if (secondPutThread && !putThread) {
+      throw new ValidationError("LocalStoreOptions.secondPutThread needs putThread: a second put thread beside none; drop one of the two");
+    }
+    this.#putThreads = putThread ? sharedPutThreads(secondPutThread) : undefined;
     this.root = path.resolve(dir);
     // `put` copies the body before its first await; a subclass may put otherwise, and declares for itself.
     if (new.target === LocalStore) declarePutBodyReleased(this);
@@ -291,7 +317,7 @@ export class LocalStore implements ObjectStore {
     const rootPrefix = this.root.endsWith(path.sep) ? this.root : this.root + path.sep;
     while (dir !== this.root && dir.startsWith(rootPrefix)) {
       // The put thread's file made ahead for the next put into it would keep it from being empty.
-      this.#putThread?.releaseSpare(dir);
+      this.#putThreads?.releaseSpare(dir);
       try {
         await fs.rmdir(dir);
       } catch {
@@ -407,8 +433,8 @@ export class LocalStore implements ObjectStore {
     const known = this.#ensureDir(dir);
     await known.made;
     const target = path.join(dir, encodeSegment(key.slice(slash + 1)));
-    const thread = this.#putThread;
-    if (createOnly && thread?.canTake(body.length)) return this.#putThroughThread(thread, key, body, dir, known, target);
+    const thread = createOnly ? this.#putThreads?.free(body.length, dir) : undefined;
+    if (thread !== undefined) return this.#putThroughThread(thread, key, body, dir, known, target);
     const temp = this.#tempName(dir);
     // The metadata calls (create, stat, link, close, unlink) run on the main thread: each changes the
     // file system's cache and its journal in memory and waits for no disk write, so a trip to the thread
