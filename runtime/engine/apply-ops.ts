@@ -6,6 +6,8 @@
  */
 import { isPageable, packValue, type PagePolicy, type StateMap, type ValueArena } from "./paged-value.js";
 import type { DeltaMap } from "./sorted-map.js";
+import type { ChangedValue } from "./changed-keys.js";
+import type { EncodedKeys } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 
 /**
@@ -15,17 +17,20 @@ import type { BatchOp } from "./write-batch.js";
  * `packValue`), so the state never holds the caller's arrays or views into
  * WAL objects; the others wait for a checkpoint to page them, copied into
  * `arena` when given (the writer passes one for commits and replays: see
- * `ValueArena`), else as they are.
+ * `ValueArena`), else as they are. `keys`: where the WAL wrote these ops'
+ * keys (a commit's), which the delta copies rather than encoding them again.
  */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena): void {
-  for (const op of ops) {
+export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena, keys?: EncodedKeys): void {
+  const spans = keys?.spans;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    let v: ChangedValue = null;
     if (op.kind === "put") {
-      const v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
+      v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
       tree.set(op.key, v);
-      delta?.set(op.key, v);
-    } else {
-      tree.delete(op.key);
-      delta?.set(op.key, null);
-    }
+    } else tree.delete(op.key);
+    if (delta === undefined) continue;
+    if (spans === undefined) delta.set(op.key, v);
+    else delta.setBytes(keys!.bytes, spans[2 * i]!, spans[2 * i + 1]!, v);
   }
 }

@@ -204,14 +204,31 @@ export class ChangedKeys<V = ChangedValue> {
   /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
   set(key: string, value: V): this {
     if (this.#retired) throw usedAfterRetire();
+    const at = this.#used;
+    return this.#put(this.#probe(at, this.#encode(key, at)), value);
+  }
+
+  /**
+   * `set` of the key whose UTF-8 bytes are `bytes[from, from + len)` (a
+   * well-formed key, as `set` takes): the commit's keys as the WAL wrote
+   * them, copied and hashed in one pass instead of encoded again.
+   */
+  setBytes(bytes: Uint8Array, from: number, len: number, value: V): this {
+    if (this.#retired) throw usedAfterRetire();
+    const at = this.#used;
+    this.#copyIn(bytes, from, len, at);
+    return this.#put(this.#probe(at, len), value);
+  }
+
+  /** Sets entry `e` (from `#probe`; -1: the probed key, a new entry) to `value`. */
+  #put(e: number, value: V): this {
     const n = this.#count;
-    const e = this.#find(key);
     if (e >= 0) {
       this.#values[e] = value;
       return this;
     }
     if (this.#used + this.#len > changedKeysLimit.bytes) throw new RangeError(`a changed-keys map holds at most ${changedKeysLimit.bytes} bytes of keys`);
-    // Not present: `#find` left the key's bytes past the used ones, its hash and its empty slot.
+    // Not present: `#probe` left the key's bytes past the used ones, its hash and its empty slot.
     this.#table[this.#slot] = n + 1;
     if (n + 1 >= this.#hashes.length) this.#growEntries();
     this.#hashes[n] = this.#hash;
@@ -234,7 +251,11 @@ export class ChangedKeys<V = ChangedValue> {
   /** The entry of `key`, or -1 (then `#slot` is the empty slot it would take and `#len` its length, encoded past the used bytes; `#hash` its hash either way). */
   #find(key: string): number {
     const at = this.#used;
-    const len = this.#encode(key, at);
+    return this.#probe(at, this.#encode(key, at));
+  }
+
+  /** The entry of the key encoded at `at` (past the used bytes) with hash `#hash`, or -1 (then `#slot` is the empty slot it would take and `#len` its length). */
+  #probe(at: number, len: number): number {
     const h = this.#hash;
     const table = this.#table;
     const mask = table.length - 1;
@@ -327,6 +348,23 @@ export class ChangedKeys<V = ChangedValue> {
     }
     this.#hash = mixed(h);
     return n;
+  }
+
+  /** Copies `len` key bytes from `src[from..]` to `at` (past the used bytes, not yet taken) and leaves their hash in `#hash`. */
+  #copyIn(src: Uint8Array, from: number, len: number, at: number): void {
+    if (at + len > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, at + len));
+      this.#bytes.copy(grown, 0, 0, this.#used);
+      this.#bytes = grown;
+    }
+    const bytes = this.#bytes;
+    let h = this.#basis;
+    for (let i = 0; i < len; i++) {
+      const b = src[from + i]!;
+      bytes[at + i] = b;
+      h = hashStep(h, b);
+    }
+    this.#hash = mixed(h);
   }
 
   #encodeUtf8(key: string, at: number): number {

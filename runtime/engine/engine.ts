@@ -100,7 +100,7 @@ import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./c
 import type { StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { checkBatchSize, readBatchOps, readOwnedOps } from "./wal-format.js";
+import { checkBatchSize, EncodedKeys, readBatchOps, readOwnedOps } from "./wal-format.js";
 import { WalWriter } from "./wal-writer.js";
 import { reserveSegmentBlock, takeFromBlock, type SegmentBlock } from "./compaction-block.js";
 import type { BatchOp, WriteBatch } from "./write-batch.js";
@@ -220,6 +220,8 @@ export class Engine {
    * worth it, or a checkpoint took them and failed): the next one is full.
    */
   #delta: DeltaMap | undefined;
+  /** Where the WAL wrote the keys of the batch being committed: the delta copies them from there. */
+  readonly #walKeys = new EncodedKeys();
   /** The arrays of the last changed-keys map a checkpoint was done with, for the next cut's map. */
   readonly #changedSpares = new ChangedKeysSpares();
   #manifest: Manifest;
@@ -576,7 +578,7 @@ export class Engine {
     try {
       const room = checkBatchSize(ops);
       // Whole or not at all (see `WalBuilder.add`): a batch it cannot encode leaves the WAL and memory as they were.
-      this.#wal.append(ops, room);
+      this.#wal.append(ops, room, this.#walKeys);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -584,8 +586,10 @@ export class Engine {
     if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
     const delta = this.#delta;
     try {
-      applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena);
+      applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena, this.#walKeys);
+      this.#walKeys.release();
     } catch (err) {
+      this.#walKeys.release();
       // The WAL took the batch whole and memory only part of it (an allocation failed): a state no reopen
       // gives. The engine stops here; a reopen gives the durable state, with this batch whole or not at all.
       this.#fail(err);

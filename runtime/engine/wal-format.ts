@@ -255,13 +255,67 @@ function shadowsAnAccessor(v: Uint8Array): boolean {
   return false;
 }
 
+/** Node's UTF-8 writer of a Buffer (not in Node's typings): one native call, no encoding name to look up. */
+const nodeUtf8Write = (Buffer.prototype as unknown as { utf8Write?: (this: Buffer, s: string, at: number, max: number) => number }).utf8Write;
+
 /** Writes `key` length-prefixed at `at` of `buf`, which has room for three bytes per unit and a varint; returns the position after it. */
 function putKey(buf: Buffer, at: number, key: string): number {
+  // Under 128 units (every key the queue and workflows write) in one native call after a one-byte length,
+  // moved one byte on in the rare case its UTF-8 bytes need a second. Only where the buffer holds the longest
+  // encoding: the native write stops silently at its end, and a key cut short must throw (below) instead.
+  const max = 3 * key.length;
+  if (key.length < 0x80 && at + 2 + max <= buf.length && nodeUtf8Write !== undefined) {
+    const n = nodeUtf8Write.call(buf, key, at + 1, max);
+    if (n < 0x80) {
+      buf[at] = n;
+      return at + 1 + n;
+    }
+    buf.copyWithin(at + 2, at + 1, at + 1 + n);
+    return putVarint(buf, at, n) + n;
+  }
   const end = putShortAscii(buf, at, key);
   if (end >= 0) return end;
   const n = Buffer.byteLength(key, "utf8");
   at = putVarint(buf, at, n);
   return at + buf.write(key, at, n, "utf8");
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * Where `WalBuilder.add` wrote the keys of the batch it added last: op i's
+ * key is the UTF-8 bytes `bytes[spans[2i], spans[2i] + spans[2i + 1])`. The
+ * commit hands them to the changed-keys map, which copies them instead of
+ * encoding each key a second time. One per engine, written over by each
+ * add; read in the same turn as the add, while the object's buffer still
+ * holds them (it is reused only once the object is stored).
+ */
+export class EncodedKeys {
+  /** The buffer the batch was encoded into (empty once released). */
+  bytes: Uint8Array = NO_BYTES;
+  /** Start and length of each op's key bytes, in op order. */
+  spans = new Int32Array(32);
+
+  /** Lets go of the buffer once the keys are read: an idle engine must not hold a WAL object's buffer the writer dropped. */
+  release(): void {
+    this.bytes = NO_BYTES;
+  }
+
+  /** Makes room for the spans of `ops` keys. */
+  reserve(ops: number): void {
+    if (2 * ops <= this.spans.length) return;
+    let n = this.spans.length;
+    while (n < 2 * ops) n *= 2;
+    this.spans = new Int32Array(n);
+  }
+}
+
+/** Records op `i`'s key, written length-prefixed from `at` to `end` of `buf`, in `spans` (the prefix is a varint: one byte below 128). */
+function keySpan(spans: Int32Array, i: number, buf: Uint8Array, at: number, end: number): void {
+  let from = at + 1;
+  while (buf[from - 1]! >= 0x80) from++;
+  spans[2 * i] = from;
+  spans[2 * i + 1] = end - from;
 }
 
 /** Accumulates batches for one WAL object; each batch is encoded once, when added. */
@@ -292,21 +346,26 @@ export class WalBuilder {
    * Encodes a batch, whole or not at all: an encoding that throws part way
    * (a buffer that cannot grow so far) leaves the object as it was, so the
    * batches before and after it still decode. `room`: at least the bytes
-   * the batch takes (`batchBound`, or `checkBatchSize`'s answer).
+   * the batch takes (`batchBound`, or `checkBatchSize`'s answer). `keys`:
+   * told where each key's bytes were written.
    */
-  add(ops: readonly BatchOp[], room = batchBound(ops)): void {
+  add(ops: readonly BatchOp[], room = batchBound(ops), keys?: EncodedKeys): void {
     const w = this.#w;
     const start = w.pos;
     try {
       // Room for the whole batch at once (`room` bounds what it writes), then writes that check nothing each.
       w.ensure(room);
       const buf = w.buffer;
+      keys?.reserve(ops.length);
+      const spans = keys?.spans;
       let at = putVarint(buf, start, ops.length);
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i]!;
         if (op.kind === "put") {
           buf[at++] = TAG_PUT;
+          const keyAt = at;
           at = putKey(buf, at, op.key);
+          if (spans !== undefined) keySpan(spans, i, buf, keyAt, at);
           const v = op.value;
           const n = v.byteLength;
           at = putVarint(buf, at, n);
@@ -317,12 +376,15 @@ export class WalBuilder {
           }
         } else {
           buf[at++] = TAG_DELETE;
+          const keyAt = at;
           at = putKey(buf, at, op.key);
+          if (spans !== undefined) keySpan(spans, i, buf, keyAt, at);
         }
       }
       // A byte written past the room is dropped (or lands in the next batch's room) without an error: a room too small must not pass unseen.
       if (at > start + room) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
       w.pos = at;
+      if (keys !== undefined) keys.bytes = buf;
     } catch (err) {
       w.pos = start;
       throw err;

@@ -52,7 +52,7 @@ import { putsContend } from "../store/put-contention.js";
 import type { ByteWriter } from "./byte-io.js";
 import { SpareBuffers } from "./spare-buffers.js";
 import { CohortSeal } from "./wal-cohorts.js";
-import { WalBuilder, decodeWal } from "./wal-format.js";
+import { WalBuilder, decodeWal, type EncodedKeys } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 import { timeWalPut } from "../telemetry/metrics.js";
 
@@ -216,15 +216,15 @@ export class WalWriter {
     return this.#durableSeq;
   }
 
-  /** Appends one validated batch to the open object (`room`: see `WalBuilder.add`); one it cannot encode throws and leaves the WAL as it was. */
-  append(ops: readonly BatchOp[], room?: number): void {
+  /** Appends one validated batch to the open object (`room`, `keys`: see `WalBuilder.add`); one it cannot encode throws and leaves the WAL as it was. */
+  append(ops: readonly BatchOp[], room?: number, keys?: EncodedKeys): void {
     let open = this.#open;
     if (open === undefined) {
       open = this.#open = new WalBuilder(this.#lastSize, this.#spare.take(this.#lastSize));
       this.#armTimer();
     }
     try {
-      open.add(ops, room);
+      open.add(ops, room, keys);
     } catch (err) {
       // An object opened for this batch alone would be sealed and stored empty: drop it.
       if (open.batchCount === 0) {
