@@ -11,8 +11,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { FencedError, LocalStore, MockClock, S3Store, type ObjectStore } from "taquba";
-import { runOwnerElection, type OwnerElection } from "../../runtime/cluster/owner-election.js";
-import { LEASE, RENEW } from "../support/owner-election.js";
+import type { OwnerElection } from "../../runtime/cluster/owner-election.js";
+import { guardedOwner as owner, LEASE, RENEW } from "../support/owner-election.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -49,28 +49,6 @@ const ENDINGS: Array<[string, (e: OwnerElection) => Promise<void>]> = [
     },
   ],
 ];
-
-interface Owner {
-  election: OwnerElection;
-  guarded(): ObjectStore | undefined;
-}
-
-function owner(store: ObjectStore, clock: MockClock, id: string): Owner {
-  let guarded: ObjectStore | undefined;
-  const election = runOwnerElection(store, "app", {
-    processId: id,
-    clock,
-    leaseDurationMs: LEASE,
-    renewIntervalMs: RENEW,
-    logger: { error: () => undefined },
-    start: async (term) => {
-      guarded = term.guard(store);
-      // The work's stop resolves at once: any write made through `guarded` afterwards is a straggler of the term.
-      return { stop: async () => undefined };
-    },
-  });
-  return { election, guarded: () => guarded };
-}
 
 /** A store counting its answered reads of lease objects: a standby has looked at the lease once one came back. */
 class LeaseLooks extends ForwardingStore {

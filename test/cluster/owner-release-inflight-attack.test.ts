@@ -9,31 +9,13 @@
  * that stays.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, type ObjectStore } from "taquba";
-import { runOwnerElection, type OwnerElection } from "../../runtime/cluster/owner-election.js";
+import { MemoryStore, MockClock } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
-import { LEASE, RENEW } from "../support/owner-election.js";
+import { guardedOwner as owner, LEASE, RENEW } from "../support/owner-election.js";
 import { until } from "../support/until.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
-
-function owner(store: ObjectStore, clock: MockClock, id: string): { election: OwnerElection; guarded(): ObjectStore | undefined } {
-  let guarded: ObjectStore | undefined;
-  const election = runOwnerElection(store, "app", {
-    processId: id,
-    clock,
-    leaseDurationMs: LEASE,
-    renewIntervalMs: RENEW,
-    logger: { error: () => undefined },
-    start: async (term) => {
-      guarded = term.guard(store);
-      // The work's stop resolves at once, leaving any write it sent in flight.
-      return { stop: async () => undefined };
-    },
-  });
-  return { election, guarded: () => guarded };
-}
 
 describe("an owner term ended gracefully while its guarded write is in flight", () => {
   it("the lease is released only once the write settled: the next owner's write of the key is the one that stays", async () => {

@@ -14,28 +14,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { everyPutSlow } from "../support/every-put-slow.js";
-import { whilePolluted } from "../support/polluted-prototype.js";
+import { INDEXED_PROTOTYPES, whileIndexed, whilePolluted } from "../support/polluted-prototype.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
-
-const PROTOTYPES = [
-  ["Object.prototype", Object.prototype],
-  ["Array.prototype", Array.prototype],
-] as const;
-
-/** `body` run while `target` holds `value` under `index`, as an assignment leaves it; removed after. */
-async function whileIndexed(target: object, index: string, value: unknown, body: () => Promise<void>): Promise<void> {
-  if (target === Object.prototype) return whilePolluted({ [index]: value }, body);
-  (target as Record<string, unknown>)[index] = value;
-  try {
-    await body();
-  } finally {
-    delete (target as Record<string, unknown>)[index];
-    // Array.prototype is an array: the assignment grew its length, which a delete leaves.
-    Array.prototype.length = 0;
-  }
-}
 
 /** Uncaught exceptions of the process while a test runs (a throw from a timer ends a process outside the tests). */
 const uncaught: unknown[] = [];
@@ -49,7 +31,7 @@ afterEach(() => {
 });
 
 describe("an engine under a plain value at an index of a prototype", () => {
-  for (const [name, target] of PROTOTYPES) {
+  for (const [name, target] of INDEXED_PROTOTYPES) {
     for (const index of ["0", "1"]) {
       it(`opens an empty store, commits, checkpoints and reopens (${name}["${index}"])`, async () => {
         const store = new MemoryStore();

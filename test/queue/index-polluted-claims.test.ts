@@ -13,26 +13,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { enc, openQueue } from "./helpers.js";
-
-const PROTOTYPES = [
-  ["Object.prototype", Object.prototype],
-  ["Array.prototype", Array.prototype],
-] as const;
-
-/** `body` run while `target` holds `value` under `index`, as an assignment leaves it; removed after. */
-async function whileIndexed(target: object, index: string, value: unknown, body: () => Promise<void>): Promise<void> {
-  (target as Record<string, unknown>)[index] = value;
-  try {
-    await body();
-  } finally {
-    delete (target as Record<string, unknown>)[index];
-    // Array.prototype is an array: the assignment grew its length, which a delete leaves.
-    if (target === Array.prototype) Array.prototype.length = 0;
-  }
-}
+import { INDEXED_PROTOTYPES, whileIndexed } from "../support/polluted-prototype.js";
 
 describe("a queue under a plain value at index 0 of a prototype", () => {
-  for (const [name, target] of PROTOTYPES) {
+  for (const [name, target] of INDEXED_PROTOTYPES) {
     for (const value of ["planted", { id: "planted" }]) {
       it(`claims null from an empty queue, then each job once (${name}, ${typeof value})`, async () => {
         const { queue } = await openQueue();

@@ -47,3 +47,27 @@ export async function startedTerm(store: ObjectStore, opts: { name?: string; pro
   await until("the term started", () => terms.length === 1);
   return { election, term: terms[0]!, clock };
 }
+
+/** An owner of `app` whose terms' work guards `store` and stops at once, leaving any write it sent in flight: a straggler of the term. */
+export interface GuardedOwner {
+  election: OwnerElection;
+  /** The current term's guarded store, once a term started. */
+  guarded(): ObjectStore | undefined;
+}
+
+/** Runs an election of `app` over `store` as process `id` on `clock` (the leases above, errors logged nowhere) whose terms guard `store`. */
+export function guardedOwner(store: ObjectStore, clock: MockClock, id: string): GuardedOwner {
+  let guarded: ObjectStore | undefined;
+  const election = runOwnerElection(store, "app", {
+    processId: id,
+    clock,
+    leaseDurationMs: LEASE,
+    renewIntervalMs: RENEW,
+    logger: { error: () => undefined },
+    start: async (term) => {
+      guarded = term.guard(store);
+      return { stop: async () => undefined };
+    },
+  });
+  return { election, guarded: () => guarded };
+}

@@ -63,3 +63,21 @@ export function underIndexes<T>(target: object, indexes: readonly string[], desc
     for (const i of indexes) delete (target as Record<string, unknown>)[i];
   }
 }
+
+/** The prototypes a plain index read falls through to: an object's and an array's. */
+export const INDEXED_PROTOTYPES = [
+  ["Object.prototype", Object.prototype],
+  ["Array.prototype", Array.prototype],
+] as const;
+
+/** Runs `body` while `target` holds `value` under `index`, as an assignment leaves it; removes it after. */
+export async function whileIndexed(target: object, index: string, value: unknown, body: () => Promise<void>): Promise<void> {
+  (target as Record<string, unknown>)[index] = value;
+  try {
+    await body();
+  } finally {
+    delete (target as Record<string, unknown>)[index];
+    // Array.prototype is an array: the assignment grew its length, which a delete leaves.
+    if (target === Array.prototype) Array.prototype.length = 0;
+  }
+}

@@ -13,9 +13,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, Queue } from "taquba";
-import { decodeManifest, encodeManifest, type Manifest } from "../../runtime/engine/manifest.js";
-import { decodeJob, encodeJob, type JobRecord } from "../../runtime/queue/record.js";
+import { decodeManifest, encodeManifest } from "../../runtime/engine/manifest.js";
+import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
 import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
+import { SMALL_INTEGER_JOB as JOB, SMALL_INTEGER_MANIFEST as MANIFEST, SMALL_INTEGER_VALUE as VALUE } from "../support/small-integer-records.js";
 import { whileDefined } from "../support/polluted-prototype.js";
 import { keysUnder } from "../support/store-keys.js";
 import { until } from "../support/until.js";
@@ -26,32 +27,6 @@ const INDEXES = ["1", "5", "63"];
 const hidden = (index: string): Record<string, PropertyDescriptor> => ({
   [index]: { value: { name: "planted", read: undefined }, writable: true, enumerable: false },
 });
-
-const MANIFEST: Manifest = {
-  id: 70,
-  epoch: 1,
-  walNext: 100,
-  segments: [
-    { name: "seg/1", bytes: 6488, entries: 65, firstKey: "a", lastKey: "b", run: 64 },
-    { name: "seg/2", bytes: 127, entries: 69, firstKey: "c", lastKey: "d", run: 127 },
-  ],
-  fences: [66],
-  createdAt: 1,
-};
-
-const JOB: JobRecord = {
-  id: "01HAAAAAAAAAAAAAAAAAAAAAAA",
-  queue: "q",
-  state: "pending",
-  seq: "01HAAAAAAAAAAAAAAAAAAAAAAA",
-  priority: 65,
-  payload: new Uint8Array([1, 2, 3]),
-  attempts: 69,
-  maxAttempts: 127,
-  enqueuedAt: 64,
-};
-
-const VALUE = { count: 65, list: [64, 65, 69, 100, 127], nested: { n: 126 } };
 
 /** What `read` returned while Object.prototype holds the hidden object at `index`. */
 async function under<T>(index: string, read: () => T | Promise<T>): Promise<T> {

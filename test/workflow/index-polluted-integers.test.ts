@@ -10,40 +10,15 @@
  * now seen before the decode, which then defines every field.
  */
 import { describe, expect, it } from "vitest";
-import { decodeManifest, encodeManifest, type Manifest } from "../../runtime/engine/manifest.js";
-import { decodeJob, encodeJob, type JobRecord } from "../../runtime/queue/record.js";
+import { decodeManifest, encodeManifest } from "../../runtime/engine/manifest.js";
+import { decodeJob, encodeJob } from "../../runtime/queue/record.js";
 import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
+import { SMALL_INTEGER_JOB as JOB, SMALL_INTEGER_MANIFEST as MANIFEST, SMALL_INTEGER_VALUE as VALUE } from "../support/small-integer-records.js";
 import { withPolluted } from "../support/polluted-prototype.js";
 
 /** Indexes whose object makes integers 64 + index misdecode; the highest such index, and one past it. */
 const INDEXES = ["0", "1", "2", "63", "64"];
 const planted = (index: string) => ({ [index]: { name: "planted", read: undefined } });
-
-const MANIFEST: Manifest = {
-  id: 70,
-  epoch: 1,
-  walNext: 100,
-  segments: [
-    { name: "seg/1", bytes: 6488, entries: 65, firstKey: "a", lastKey: "b", run: 64 },
-    { name: "seg/2", bytes: 127, entries: 66, firstKey: "c", lastKey: "d", run: 127 },
-  ],
-  fences: [66],
-  createdAt: 1,
-};
-
-const JOB: JobRecord = {
-  id: "01HAAAAAAAAAAAAAAAAAAAAAAA",
-  queue: "q",
-  state: "pending",
-  seq: "01HAAAAAAAAAAAAAAAAAAAAAAA",
-  priority: 65,
-  payload: new Uint8Array([1, 2, 3]),
-  attempts: 66,
-  maxAttempts: 127,
-  enqueuedAt: 64,
-};
-
-const VALUE = { count: 65, list: [64, 65, 66, 100, 127], nested: { n: 126 } };
 
 describe("records holding integers of 64 to 127, under an object at an index of Object.prototype", () => {
   for (const index of INDEXES) {

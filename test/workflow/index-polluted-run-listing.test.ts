@@ -10,27 +10,11 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MemoStore, QueueReader, StepOutcome, WorkflowView } from "taquba";
 import { decodeStepRecord, encodeStepRecord } from "../../runtime/workflow/runs/history-records.js";
-import { whilePolluted } from "../support/polluted-prototype.js";
+import { INDEXED_PROTOTYPES, whileIndexed } from "../support/polluted-prototype.js";
 import { enc, openEnv, runnerOf, until } from "./helpers.js";
 
-const PROTOTYPES = [
-  ["Object.prototype", Object.prototype],
-  ["Array.prototype", Array.prototype],
-] as const;
-
-/** `body` run while `target` holds `value` under `index`, as an assignment leaves it; removed after. */
-async function whileIndexed(target: object, index: string, value: unknown, body: () => Promise<void>): Promise<void> {
-  if (target === Object.prototype) return whilePolluted({ [index]: value }, body);
-  (target as Record<string, unknown>)[index] = value;
-  try {
-    await body();
-  } finally {
-    delete (target as Record<string, unknown>)[index];
-  }
-}
-
 describe("a run listing's row of an ended run whose final step lists no attempt", () => {
-  for (const [name, target] of PROTOTYPES) {
+  for (const [name, target] of INDEXED_PROTOTYPES) {
     it(`shows attempt 0, not an attempt at index -1 of ${name}`, async () => {
       const store = new MemoryStore();
       const env = await openEnv(
