@@ -9,7 +9,8 @@ import type { QueueCore } from "./queue-core.js";
 import { insertJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
-import { checkedEnqueueItem } from "./validate-enqueue.js";
+import { enqueuedNowItem, heldItem, ownEnqueueItem } from "./validate-enqueue.js";
+import { payloadSize } from "./payload-at-call.js";
 import { jobKey, userKey } from "./keys.js";
 import { sameKvValue, type KvExpectation } from "./kv-ops.js";
 import { validateKvKey } from "./names.js";
@@ -38,8 +39,11 @@ export function freshJobId(core: QueueCore): string {
 export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[], inBatch = false): Promise<EnqueueOutcome[]> {
   core.checkOpen();
   // Each item as checked now: a large payload's write is awaited before the insert, and the caller's objects may change meanwhile.
-  const own = inBatch ? items.map(checkedBatchItem) : items.map(({ queueName, payload, opts }) => checkedEnqueueItem(queueName, payload, opts));
-  const prepared = await core.prepare(own);
+  let own = inBatch ? items.map(checkedBatchItem) : items.map(({ queueName, payload, opts }) => enqueuedNowItem(queueName, payload, opts));
+  if (offloadsAny(core, own)) own = own.map(heldItem);
+  const ready = core.prepare(own);
+  // Not awaited when nothing is offloaded: the records are encoded in the call's turn, from the bytes the call saw.
+  const prepared = Array.isArray(ready) ? ready : await ready;
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void>;
   const ctx = core.ctx(prepared);
@@ -56,10 +60,36 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
   return outcomes;
 }
 
-/** `checkedEnqueueItem` of `enqueueBatch`'s item `i`: a refusal (of any class) names the item. */
+/**
+ * Whether one of `items` will be offloaded: its write is awaited before the
+ * records are encoded, so every payload of the commit must then be a copy
+ * (`heldItem`), or the caller could change the bytes in that turn.
+ */
+function offloadsAny(core: QueueCore, items: readonly EnqueueItem[]): boolean {
+  const threshold = core.payloads.threshold;
+  if (threshold === null) return false;
+  for (const i of items) if (payloadSize(i.payload) > threshold) return true;
+  return false;
+}
+
+/**
+ * The items of one enqueue with effects: `own`, then the staged ones. Those
+ * hold copies already (`checkedEnqueueItem`), or are checked and copied
+ * here when pushed by hand; `own` is copied when an offload awaits.
+ */
+function commitItems(core: QueueCore, own: EnqueueItem, staged: readonly EnqueueItem[], extra: readonly EnqueueItem[]): EnqueueItem[] {
+  const items = [own, ...staged, ...extra];
+  if (core.payloads.threshold === null) return items;
+  // An item pushed by hand is read once, here: its checked copy is what the offload test and the commit see.
+  for (let i = 1; i < items.length; i++) items[i] = ownEnqueueItem(items[i]!);
+  if (offloadsAny(core, items)) items[0] = heldItem(own);
+  return items;
+}
+
+/** `enqueuedNowItem` of `enqueueBatch`'s item `i`: a refusal (of any class) names the item. */
 function checkedBatchItem(item: EnqueueItem, i: number): EnqueueItem {
   try {
-    return checkedEnqueueItem(item.queueName, item.payload, item.opts);
+    return enqueuedNowItem(item.queueName, item.payload, item.opts);
   } catch (err) {
     if (err instanceof TaqubaError) err.message = `enqueueBatch item ${i}: ${err.message}`;
     throw err;
@@ -93,10 +123,10 @@ export async function enqueueWithEffects(
   unchanged: readonly KvExpectation[] = [],
 ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
   core.checkOpen();
-  const own = checkedEnqueueItem(queueName, payload, opts);
+  const own = enqueuedNowItem(queueName, payload, opts);
   for (const u of unchanged) validateKvKey(u.key);
-  const extra = expected?.effects.enqueues ?? [];
-  const prepared = await core.prepare([own, ...effects.enqueues, ...extra]);
+  const ready = core.prepare(commitItems(core, own, effects.enqueues, expected?.effects.enqueues ?? []));
+  const prepared = Array.isArray(ready) ? ready : await ready;
   let outcomes: EnqueueOutcome[] | undefined;
   let commit: Promise<void> | undefined;
   const ctx = core.ctx(prepared);

@@ -8,6 +8,7 @@ import { ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
 import { PayloadTooLargeError } from "./errors.js";
 import type { EnqueueItem } from "./types.js";
+import { payloadSize } from "./payload-at-call.js";
 
 /** Default `OpenOptions.maxPayloadBytes`: 64 MiB, as a workflow run's input, step payload or result. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
@@ -30,5 +31,9 @@ export function resolvePayloadLimit(given: unknown): number {
 
 /** Throws `PayloadTooLargeError` for the first of `items` whose payload is over `max` bytes. */
 export function checkPayloadSizes(items: readonly EnqueueItem[], max: number): void {
-  for (const i of items) if (i.payload.byteLength > max) throw new PayloadTooLargeError(i.queueName, i.payload.byteLength, max);
+  // The size read from the array itself: a subclass or own property cannot report less than its bytes.
+  for (const i of items) {
+    const size = payloadSize(i.payload);
+    if (size > max) throw new PayloadTooLargeError(i.queueName, size, max);
+  }
 }

@@ -10,6 +10,7 @@ import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, valid
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
 import { DEBOUNCE_FIELDS, ENQUEUE_FIELDS, refuseUnknownDebounceFields, refuseUnknownEnqueueFields } from "./queue-option-fields.js";
+import { heldPayload, payloadAtCall } from "./payload-at-call.js";
 
 /**
  * Whether `Object.prototype` or `Function.prototype` holds a field named
@@ -175,11 +176,32 @@ class CheckedItem implements EnqueueItem {
 /**
  * An enqueue of `payload` to `queueName` with `opts`, checked and frozen
  * (see `validateEnqueueOptions`), for a commit to take without checking it
- * again (`ownEnqueueItem`).
+ * again (`ownEnqueueItem`). The item holds a copy of the payload's bytes as
+ * they are now (see `heldPayload`): a staged enqueue commits later, and the
+ * caller may change its array meanwhile.
  */
 export function checkedEnqueueItem(queueName: string, payload: Uint8Array, opts: EnqueueOptions | undefined): EnqueueItem {
   validateQueueName(queueName);
-  return Object.freeze(new CheckedItem(MINT, queueName, payload, validateEnqueueOptions(opts ?? {}, payload)));
+  const own = validateEnqueueOptions(opts ?? {}, payload);
+  return Object.freeze(new CheckedItem(MINT, queueName, heldPayload(payload, queueName, own.jobId), own));
+}
+
+/**
+ * `checkedEnqueueItem` for an enqueue that encodes its record in this turn:
+ * a plain array is taken as it is (see `payloadAtCall`), since nothing can
+ * change it before then. Copy the item's payload (`heldItem`) before
+ * holding it past the turn.
+ */
+export function enqueuedNowItem(queueName: string, payload: Uint8Array, opts: EnqueueOptions | undefined): EnqueueItem {
+  validateQueueName(queueName);
+  const own = validateEnqueueOptions(opts ?? {}, payload);
+  return Object.freeze(new CheckedItem(MINT, queueName, payloadAtCall(payload, queueName, own.jobId), own));
+}
+
+/** `item` (one `enqueuedNowItem` made) holding a copy of its payload, for a store after this turn. */
+export function heldItem(item: EnqueueItem): EnqueueItem {
+  const payload = heldPayload(item.payload, item.queueName, item.opts?.jobId);
+  return Object.freeze(new CheckedItem(MINT, item.queueName, payload, item.opts ?? Object.freeze(new CheckedOptions(MINT))));
 }
 
 /**

@@ -3,6 +3,7 @@
  */
 import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects, withStagedKvOps } from "../../queue/effects.js";
+import { heldCopy } from "../../queue/payload-at-call.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
@@ -200,6 +201,12 @@ export async function submitRun(
   const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
   const options: RunOptions = spec.options ?? NO_OPTIONS;
   const headers = checkUserHeaders(options.headers);
+  // The input as it is now: the submission reads the store before it enqueues, and the caller may change its array meanwhile.
+  const input = heldCopy(spec.input);
+  if (input === undefined) {
+    throw new ValidationError(`the input of run "${runId}" is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; pass a view of live bytes`);
+  }
+  spec = { ...spec, input };
   checkRunPayload(`the input of run "${runId}"`, spec.input);
   checkRunOptions(options);
   const effects = checkEffects(spec.effects);
