@@ -205,6 +205,11 @@ export function applyOwned(engine: Engine, ops: BatchOp[], given: readonly numbe
   return applyOwnedOps(engine, ops, given);
 }
 
+/** A thrown value as a refusal: never undefined, which the apply methods return for "applied". */
+function refusalOf(err: unknown): unknown {
+  return err === undefined ? new ValidationError("the batch was refused with no reason given; nothing of it was applied") : err;
+}
+
 /**
  * The ordered, transactional key-value engine; see the module documentation
  * for its contract. One writer per store: opening fences the previous one.
@@ -587,7 +592,7 @@ export class Engine {
     try {
       readOwnedOps(ops, given);
     } catch (err) {
-      return err;
+      return refusalOf(err);
     }
     return this.#applyRead(ops);
   }
@@ -605,7 +610,7 @@ export class Engine {
       // Whole or not at all (see `WalBuilder.add`): a batch it cannot encode leaves the WAL and memory as they were.
       this.#wal.append(ops, room, this.#walKeys);
     } catch (err) {
-      return err;
+      return refusalOf(err);
     }
     // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
     if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;

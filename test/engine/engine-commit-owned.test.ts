@@ -147,4 +147,19 @@ describe("applyOwned", () => {
     await first.close();
     await second.close();
   });
+  it("a batch whose reading throws undefined is refused, never taken as applied", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    const ops = new WriteBatch().put("first", bytes(1)).ops;
+    ops.push({
+      kind: "delete",
+      get key(): string {
+        throw undefined;
+      },
+    });
+    const refused = applyOwned(engine, ops, []);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).message).toContain("nothing of it was applied");
+    expect(snapshot(engine)).toEqual([]);
+    await engine.close();
+  });
 });
