@@ -178,6 +178,8 @@ interface UnsurePublish extends BesideCut {
 
 /** Set by `Engine`'s static block: its private owned-ops commit. */
 let commitOwnedOps: (engine: Engine, ops: BatchOp[], given: readonly number[], opts: CommitOptions) => Promise<void>;
+/** Set by `Engine`'s static block: its private owned-ops apply. */
+let applyOwnedOps: (engine: Engine, ops: BatchOp[], given: readonly number[]) => unknown;
 
 /**
  * @internal `engine.commit` of ops its caller made with `WriteBatch` and
@@ -191,6 +193,21 @@ let commitOwnedOps: (engine: Engine, ops: BatchOp[], given: readonly number[], o
  */
 export function commitOwned(engine: Engine, ops: BatchOp[], given: readonly number[], opts: CommitOptions = {}): Promise<void> {
   return commitOwnedOps(engine, ops, given, opts);
+}
+
+/**
+ * @internal `commitOwned` with `durable: false` for a caller that awaits
+ * nothing: applies `ops` the same way and returns the refusal a commit
+ * would reject with (undefined once applied), so no promise is made or
+ * caught per commit. Not exported from the package.
+ */
+export function applyOwned(engine: Engine, ops: BatchOp[], given: readonly number[]): unknown {
+  return applyOwnedOps(engine, ops, given);
+}
+
+/** A thrown value as a refusal: never undefined, which the apply methods return for "applied". */
+function refusalOf(err: unknown): unknown {
+  return err === undefined ? new ValidationError("the batch was refused with no reason given; nothing of it was applied") : err;
 }
 
 /**
@@ -558,29 +575,42 @@ export class Engine {
 
   static {
     commitOwnedOps = (engine, ops, given, opts) => engine.#commitOwned(ops, given, opts);
+    applyOwnedOps = (engine, ops, given) => engine.#applyOwned(ops, given);
   }
 
   /** See `commitOwned`. */
   #commitOwned(ops: BatchOp[], given: readonly number[], opts: CommitOptions): Promise<void> {
-    if (this.#failure) return Promise.reject(this.#failure);
-    if (this.#status !== "open") return Promise.reject(new ClosedError("the engine"));
-    if (ops.length === 0) return this.#acknowledge(opts);
+    const refused = this.#applyOwned(ops, given);
+    return refused === undefined ? this.#acknowledge(opts) : Promise.reject(refused);
+  }
+
+  /** See `applyOwned`: the refusal, or undefined once applied. */
+  #applyOwned(ops: BatchOp[], given: readonly number[]): unknown {
+    if (this.#failure) return this.#failure;
+    if (this.#status !== "open") return new ClosedError("the engine");
+    if (ops.length === 0) return undefined;
     try {
       readOwnedOps(ops, given);
     } catch (err) {
-      return Promise.reject(err);
+      return refusalOf(err);
     }
-    return this.#commitRead(ops, opts);
+    return this.#applyRead(ops);
   }
 
   /** Commits ops read once (`readBatchOps`, `readOwnedOps`): the WAL and memory both take these objects, which nobody else changes. */
   #commitRead(ops: readonly BatchOp[], opts: CommitOptions): Promise<void> {
+    const refused = this.#applyRead(ops);
+    return refused === undefined ? this.#acknowledge(opts) : Promise.reject(refused);
+  }
+
+  /** Applies ops read once to the WAL and memory; the refusal, or undefined once applied. */
+  #applyRead(ops: readonly BatchOp[]): unknown {
     try {
       const room = checkBatchSize(ops);
       // Whole or not at all (see `WalBuilder.add`): a batch it cannot encode leaves the WAL and memory as they were.
       this.#wal.append(ops, room, this.#walKeys);
     } catch (err) {
-      return Promise.reject(err);
+      return refusalOf(err);
     }
     // A delta the batch could take past what its offsets hold stops recording first (as `deltaOverflows` does).
     if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
@@ -593,10 +623,10 @@ export class Engine {
       // The WAL took the batch whole and memory only part of it (an allocation failed): a state no reopen
       // gives. The engine stops here; a reopen gives the durable state, with this batch whole or not at all.
       this.#fail(err);
-      return Promise.reject(this.#failure);
+      return this.#failure;
     }
     if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
-    return this.#acknowledge(opts);
+    return undefined;
   }
 
   /** The promise a commit returns once applied: resolved at once when not durable, else when durable (and the backlog allows). */

@@ -85,7 +85,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   if (claimed.length === 0) return [];
   // Also when the queue has no limit left: a removed rate limit must not stay on record for readers.
   recordRateConfig(txn, queueName, limits.rateLimit);
-  core.commit(txn, false);
+  core.commitApplied(txn);
   core.loop.rearm(now + lease);
   // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
   // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
@@ -259,7 +259,7 @@ function release(core: QueueCore, claims: [string, number][]): void {
     writeJob(txn, back, r);
     queues.add(r.queue);
   }
-  core.commit(txn, false);
+  core.commitApplied(txn);
   for (const q of queues) core.work.notify(q);
 }
 

@@ -7,7 +7,7 @@
 import { CountedWaits } from "./counted-waits.js";
 import { incrementBase32 } from "ulid";
 import { SystemClock, timedClock, type TimedClock } from "../clock.js";
-import { commitOwned, type Engine } from "../engine/engine.js";
+import { applyOwned, commitOwned, type Engine } from "../engine/engine.js";
 import { ClosedError, FencedError, ValidationError } from "../errors.js";
 import { resolveFlowRule, type FlowRule, type Limits, type ResolvedFlowRule } from "./admission.js";
 import { type FullLogger, fullLogger } from "../logger.js";
@@ -286,6 +286,17 @@ export class QueueCore {
    */
   get commits(): number {
     return this.#commits;
+  }
+
+  /**
+   * Commits `txn` without durability, for a caller that awaits nothing: no
+   * promise is made or caught. Such commits only re-file jobs whose content
+   * is already durable (claims, requeues); a refusal (a stopped engine) is
+   * surfaced by the next durable commit.
+   */
+  commitApplied(txn: Txn): void {
+    this.#commits++;
+    applyOwned(this.engine, txn.finish().ops, NO_GIVEN_VALUES);
   }
 
   /**

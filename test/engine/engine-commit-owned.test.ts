@@ -3,11 +3,13 @@
  * holds (the queue's transaction): no op is copied, but every key and each
  * value marked as given from outside is checked as `Engine.commit` checks
  * it, so a bad one refuses the batch whole and a value that lies about its
- * length is read once: the WAL holds what memory holds.
+ * length is read once: the WAL holds what memory holds. `applyOwned`, its
+ * form for a caller that awaits nothing, applies the same way and returns
+ * the refusal instead of a rejected promise.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
-import { commitOwned } from "../../runtime/engine/engine.js";
+import { ClosedError, Engine, FencedError, MemoryStore, ValidationError, WriteBatch } from "taquba";
+import { applyOwned, commitOwned } from "../../runtime/engine/engine.js";
 
 const bytes = (...b: number[]) => new Uint8Array(b);
 const lone = "\ud800";
@@ -103,5 +105,61 @@ describe("commitOwned", () => {
     const engine = await Engine.open(new MemoryStore());
     await engine.close();
     await expect(commitOwned(engine, new WriteBatch().put("k", bytes(1)).ops, [])).rejects.toThrow(/closed/);
+  });
+});
+
+describe("applyOwned", () => {
+  it("applies in the caller's turn, returns undefined, and the next flush makes it durable", async () => {
+    const store = new MemoryStore();
+    const engine = await Engine.open(store);
+    const batch = new WriteBatch().put("k/a", bytes(1, 2)).put("k/b", bytes(3)).delete("k/a");
+    expect(applyOwned(engine, batch.ops, [])).toBeUndefined();
+    expect(snapshot(engine)).toEqual([["k/b", [3]]]);
+    await engine.flush();
+    const reopened = await Engine.open(store);
+    expect(snapshot(reopened)).toEqual([["k/b", [3]]]);
+    await reopened.close();
+  });
+
+  it("returns a bad key's ValidationError and applies nothing of the batch", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    const refused = applyOwned(engine, new WriteBatch().put("first", bytes(1)).put(`k/${lone}`, bytes(1)).ops, []);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).message).toContain("nothing was applied");
+    expect(snapshot(engine)).toEqual([]);
+    expect(applyOwned(engine, new WriteBatch().put("after", bytes(2)).ops, [])).toBeUndefined();
+    expect(snapshot(engine)).toEqual([["after", [2]]]);
+    await engine.close();
+  });
+
+  it("returns the ClosedError after close and the fence after a second writer opened, applying nothing", async () => {
+    const closed = await Engine.open(new MemoryStore());
+    await closed.close();
+    expect(applyOwned(closed, new WriteBatch().put("k", bytes(1)).ops, [])).toBeInstanceOf(ClosedError);
+    expect(snapshot(closed)).toEqual([]);
+
+    const store = new MemoryStore();
+    const first = await Engine.open(store);
+    const second = await Engine.open(store);
+    await expect(first.commit(new WriteBatch().put("stale", bytes(1)))).rejects.toBeInstanceOf(FencedError);
+    expect(applyOwned(first, new WriteBatch().put("k", bytes(1)).ops, [])).toBeInstanceOf(FencedError);
+    expect(snapshot(first)).not.toContainEqual(["k", [1]]);
+    await first.close();
+    await second.close();
+  });
+  it("a batch whose reading throws undefined is refused, never taken as applied", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    const ops = new WriteBatch().put("first", bytes(1)).ops;
+    ops.push({
+      kind: "delete",
+      get key(): string {
+        throw undefined;
+      },
+    });
+    const refused = applyOwned(engine, ops, []);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).message).toContain("nothing of it was applied");
+    expect(snapshot(engine)).toEqual([]);
+    await engine.close();
   });
 });

@@ -127,4 +127,21 @@ describe("ackClaimingNextInTurn", () => {
     await queue.ack(job);
     await queue.close();
   });
+  it("a claim applied after the ack counts as a commit since it: nothingCommittedSince turns false", async () => {
+    const { queue } = await openQueue();
+    const job = await claimedOne(queue);
+    await queue.enqueue("other", enc("elsewhere"));
+    await quiesce(queue);
+    const sub = submitted(queue.ackClaimingNextInTurn(job, new SettlementEffects().enqueue("steps", enc("second")), takeIt));
+    await sub.durable;
+    // Durable alone commits nothing more.
+    expect(sub.nothingCommittedSince?.()).toBe(true);
+    const other = await queue.claim("other");
+    expect(other === null ? null : dec(other.payload)).toBe("elsewhere");
+    expect(sub.nothingCommittedSince?.()).toBe(false);
+    const res = await sub.settled();
+    await queue.ack(res.next!);
+    await queue.ack(other!);
+    await queue.close();
+  });
 });
