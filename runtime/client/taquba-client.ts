@@ -22,6 +22,7 @@ import { readJobOutcome } from "../jobs/job-results.js";
 import type { PreparedJob } from "../typed/job-runner.js";
 import { preparePayload, prepareRunOptions, withFlow, type AnyDefinition } from "../jobs/job-submission.js";
 import type { KvOp } from "../queue/effects.js";
+import { heldCopy } from "../queue/payload-at-call.js";
 import { validateQueueName, validateStoreName } from "../queue/names.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
 import { QueueReader } from "../queue/reader.js";
@@ -315,7 +316,12 @@ export class TaqubaClient {
       ...(o.flow === undefined ? {} : { flow: { ...o.flow } }),
       ...(o.debounce === undefined ? {} : { debounce: { key: o.debounce.key, periodMs: o.debounce.periodMs } }),
     };
-    const request: InboxRequest = { op: "submit", runId, input: spec.input, options: runOptions, kvOps, ...(unlessKnown ? { unlessKnown } : {}) };
+    // The input as it is now, as a run submitted in the owner's process takes it: a view whose bytes are gone would be sent as empty input.
+    const input = heldCopy(spec.input);
+    if (input === undefined) {
+      throw new ValidationError(`the input of run "${runId}" is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; pass a view of live bytes`);
+    }
+    const request: InboxRequest = { op: "submit", runId, input, options: runOptions, kvOps, ...(unlessKnown ? { unlessKnown } : {}) };
     return (await this.#request(request, `submission of run "${runId}"`)) as SubmitOutcome;
   }
 

@@ -3,7 +3,8 @@
  * getter that throws, or a revoked Proxy, is a `ValidationError` naming the
  * field, with no request written; a getter that answers another input or
  * option on a second read submits what it answered first, the value the
- * client checked.
+ * client checked. An input whose bytes are gone (a view of a detached
+ * buffer) is refused naming the run, not sent as empty input.
  */
 import { describe, expect, it } from "vitest";
 import { LocalStore, TaqubaClient, type RunSpec } from "taquba";
@@ -31,6 +32,11 @@ describe("TaqubaClient.submit reads its spec once", () => {
         const err = await refusal(() => client.submit(spec as RunSpec));
         expect([err.message, ...err.issues].join("\n")).toMatch(says);
       }
+      // A view of a detached buffer reads as empty: refused naming the run, not submitted as empty input.
+      const detached = enc({ n: "gone" });
+      structuredClone(detached.buffer, { transfer: [detached.buffer] });
+      const gone = await refusal(() => client.submit({ runId: "r-gone", input: detached }));
+      expect(gone.message).toMatch(/the input of run "r-gone" is a view of a detached or shrunk ArrayBuffer/);
       const { value, reads } = flipping({
         runId: ["r-1", "r-2"],
         input: [enc({ n: "first" }), enc({ n: "second" })],
