@@ -84,6 +84,13 @@ export interface TerminationInput {
   errorCode?: string | undefined;
   result?: Uint8Array | undefined;
   finalStep: number;
+  /**
+   * `false` when the final step's job never waited on a signal (it carries no
+   * signal-wait header), so it holds no delivered or timed-out key to delete:
+   * each delete of an absent key still costs the commit a log entry and a
+   * tombstone. Absent: deleted, for ends that do not know (a cancel, reconciliation).
+   */
+  finalStepWaited?: boolean | undefined;
   headers: Readonly<Record<string, string>>;
   /** Identifies the terminating settlement (see `TerminalRecord.token`). */
   token: string;
@@ -125,6 +132,7 @@ const TERMINATION_INPUT_OPTIONAL: readonly (keyof TerminationInput)[] = [
   "result",
   "priority",
   "maxAttempts",
+  "finalStepWaited",
   "signalWait",
   "group",
   "submission",
@@ -249,8 +257,10 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
   const error = t.error === undefined ? undefined : boundText(t.error, MAX_RECORDED_ERROR_CHARS);
   into.kvDelete(runKey(s.queueName, t.runId));
   into.kvDelete(stepPointerKey(s.queueName, t.runId));
-  into.kvDelete(signalDeliveredKey(s.queueName, t.runId, t.finalStep));
-  into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
+  if (t.finalStepWaited !== false) {
+    into.kvDelete(signalDeliveredKey(s.queueName, t.runId, t.finalStep));
+    into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
+  }
   if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
   const record: TerminalRecord = {
     runId: t.runId,

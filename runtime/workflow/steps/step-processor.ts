@@ -349,6 +349,8 @@ function terminationBase(
     incarnation: run.incarnation,
     memoPrefix: memos.prefix,
     finalStep: step,
+    // Only a step continued on a signal has signal keys its end must delete (see `releaseStepSignal`).
+    finalStepWaited: ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined,
     headers: run.headers,
     token: `${job.id}:${job.attempt}`,
     nowMs,
