@@ -22,7 +22,6 @@ import { readJobOutcome } from "../jobs/job-results.js";
 import type { PreparedJob } from "../typed/job-runner.js";
 import { preparePayload, prepareRunOptions, withFlow, type AnyDefinition } from "../jobs/job-submission.js";
 import type { KvOp } from "../queue/effects.js";
-import { heldCopy } from "../queue/payload-at-call.js";
 import { validateQueueName, validateStoreName } from "../queue/names.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
 import { QueueReader } from "../queue/reader.js";
@@ -40,7 +39,7 @@ import { listJobRuns } from "../jobs/job-redrive.js";
 import { checkRetryOptions } from "../workflow/runs/redrive.js";
 import { checkListOptions } from "../workflow/runs/run-rows.js";
 import { checkCorrelationKey } from "../workflow/limits.js";
-import { checkEffects, checkRunOptions, checkUserHeaders } from "../workflow/runs/submit.js";
+import { checkEffects, checkRunOptions, checkUserHeaders, runInputAtCall } from "../workflow/runs/submit.js";
 import { readRunSpec, refuseUnknownRunSpecFields } from "../workflow/runs/run-option-fields.js";
 import { RunNotFoundError } from "../workflow/workflow-errors.js";
 import { DEFAULT_STEP_QUEUE, WorkflowView } from "../workflow/runs/workflow-view.js";
@@ -317,10 +316,7 @@ export class TaqubaClient {
       ...(o.debounce === undefined ? {} : { debounce: { key: o.debounce.key, periodMs: o.debounce.periodMs } }),
     };
     // The input as it is now, as a run submitted in the owner's process takes it: a view whose bytes are gone would be sent as empty input.
-    const input = heldCopy(spec.input);
-    if (input === undefined) {
-      throw new ValidationError(`the input of run "${runId}" is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; pass a view of live bytes`);
-    }
+    const input = runInputAtCall(runId, spec.input);
     const request: InboxRequest = { op: "submit", runId, input, options: runOptions, kvOps, ...(unlessKnown ? { unlessKnown } : {}) };
     return (await this.#request(request, `submission of run "${runId}"`)) as SubmitOutcome;
   }

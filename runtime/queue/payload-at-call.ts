@@ -90,15 +90,6 @@ export function heldPayload(payload: unknown, queueName: string, jobId: unknown)
   return copy;
 }
 
-/**
- * A plain copy of `bytes` as they are now, for a caller holding them past
- * its turn (a run's submission reads the store before it enqueues);
- * undefined when they are gone (a detached or shrunk buffer's view).
- */
-export function heldCopy(bytes: Uint8Array): Uint8Array | undefined {
-  return copyOwned(bytes);
-}
-
 /** The size of a payload `payloadAtCall` took, read from the array itself. */
 export function payloadSize(payload: Uint8Array): number {
   return uint8ArraySize(payload) ?? 0;

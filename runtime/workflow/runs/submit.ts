@@ -3,7 +3,7 @@
  */
 import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects, withStagedKvOps } from "../../queue/effects.js";
-import { heldCopy } from "../../queue/payload-at-call.js";
+import { copyOwned } from "../../queue/owned-bytes.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
@@ -123,6 +123,21 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
 }
 
 /**
+ * A copy of run `runId`'s input as it is at the submission's call, for a
+ * submission that reads or writes before it stores the input (the caller
+ * may change its array meanwhile); also in a client. A view whose bytes are
+ * gone (a detached or shrunk buffer) is a `ValidationError` naming the run,
+ * not an empty input.
+ */
+export function runInputAtCall(runId: string, input: Uint8Array): Uint8Array {
+  const copy = copyOwned(input);
+  if (copy === undefined) {
+    throw new ValidationError(`the input of run "${runId}" is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; pass a view of live bytes`);
+  }
+  return copy;
+}
+
+/**
  * Checks the step options a submission sets, naming them as `RunOptions`
  * does, or as `path` when they sit elsewhere (a schedule's `run.options`);
  * also in a client, before writing. A field that is no option is refused.
@@ -202,11 +217,7 @@ export async function submitRun(
   const options: RunOptions = spec.options ?? NO_OPTIONS;
   const headers = checkUserHeaders(options.headers);
   // The input as it is now: the submission reads the store before it enqueues, and the caller may change its array meanwhile.
-  const input = heldCopy(spec.input);
-  if (input === undefined) {
-    throw new ValidationError(`the input of run "${runId}" is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; pass a view of live bytes`);
-  }
-  spec = { ...spec, input };
+  spec = { ...spec, input: runInputAtCall(runId, spec.input) };
   checkRunPayload(`the input of run "${runId}"`, spec.input);
   checkRunOptions(options);
   const effects = checkEffects(spec.effects);
