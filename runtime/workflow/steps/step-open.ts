@@ -157,10 +157,9 @@ async function openStepSlowly(
     runBytes = runNow !== undefined ? runNow : await core.queue.kvGet(keys.run);
   }
   if (runBytes === null && (await reopenRequeued(core, job, runId, step))) runBytes = await core.queue.kvGet(keys.run);
-  let pointer: StepPointer | null | undefined = pointerNow(core, keys, carried);
+  let pointer = pointerNow(core, keys, carried) ?? readPointerNow(core, keys, carried);
   if (pointer === undefined) {
-    const ptrNow = readNow(core, keys.pointerAt);
-    const ptrBytes = ptrNow !== undefined ? ptrNow : await core.queue.kvGet(keys.pointer);
+    const ptrBytes = await core.queue.kvGet(keys.pointer);
     pointer = ptrBytes === null ? null : decodeKnown(ptrBytes, carried?.pointer, decodeStepPointer, keys.pointer);
   }
   if (runBytes === null || pointer === null || pointer.jobId !== job.id) {
