@@ -8,7 +8,9 @@
  * an object is durable once it and every earlier one have landed. Every
  * transition (step k−1 to step k of one run handed to the runner) is then
  * split by the WAL object that carried step k−1's settlement:
- * - cpu+seal: from step k−1 handed out to that object's put issued;
+ * - cpu+seal: from step k−1 handed out to that object's put issued, split
+ *   into cpu (handed out to the settlement appended to the WAL) and gather
+ *   (appended to sealed, the group commit's wait) and seal to put issued;
  * - put: the put's own round trip;
  * - order: from landing to durable (waiting for an earlier object);
  * - release: from durable to step k handed out (release groups ahead of it,
@@ -24,6 +26,7 @@
  */
 import { loadavg } from "node:os";
 import { decodeWal } from "../runtime/engine/wal-format.js";
+import { WalWriter } from "../runtime/engine/wal-writer.js";
 import { MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withLatency, type ObjectStore, type StepRunner } from "../runtime/index.js";
 import type { PutOptions } from "../runtime/store/object-store.js";
 import { percentile } from "./support/percentile.js";
@@ -97,6 +100,27 @@ function tracing(inner: ObjectStore, puts: Put[], settledIn: Map<string, number>
   };
 }
 
+/** When each settlement ("run/step") was appended to the WAL, and when each object was sealed (by sequence number). */
+const appendedAt = new Map<string, number>();
+const sealedAt = new Map<number, number>();
+let traceStart = 0;
+const append = WalWriter.prototype.append;
+WalWriter.prototype.append = function (this: WalWriter, ops, room, keys) {
+  for (const op of ops) {
+    const h = op.kind === "put" ? HISTORY.exec(op.key) : null;
+    if (h !== null) appendedAt.set(`${h[1]}/${Number(h[2])}`, performance.now() - traceStart);
+  }
+  append.call(this, ops, room, keys);
+};
+const seal = WalWriter.prototype.seal;
+WalWriter.prototype.seal = function (this: WalWriter) {
+  const before = this.lastSeq;
+  const at = performance.now() - traceStart;
+  const seq = seal.call(this);
+  if (seq !== before) sealedAt.set(seq, at);
+  return seq;
+};
+
 interface Trace {
   stepsPerSec: number;
   lines: string[];
@@ -125,7 +149,9 @@ async function once(): Promise<Trace> {
   const payload = new Uint8Array(64).fill(7);
   const ids = Array.from({ length: N_RUNS }, (_, i) => `run-${i}`);
   const firstPut = puts.length;
-  start = performance.now();
+  start = traceStart = performance.now();
+  appendedAt.clear();
+  sealedAt.clear();
   const cpu0 = process.cpuUsage();
   const elu0 = performance.eventLoopUtilization();
   let next = 0;
@@ -151,7 +177,16 @@ async function once(): Promise<Trace> {
   for (const p of ps) p.durable = d = Math.max(d, p.landed);
   const bySeq = new Map(ps.map((p) => [p.seq, p]));
   // Transitions split by the WAL object of the settlement between them.
-  const parts = { total: [] as number[], cpuSeal: [] as number[], put: [] as number[], order: [] as number[], release: [] as number[] };
+  const parts = {
+    total: [] as number[],
+    cpuSeal: [] as number[],
+    cpu: [] as number[],
+    gather: [] as number[],
+    toPut: [] as number[],
+    put: [] as number[],
+    order: [] as number[],
+    release: [] as number[],
+  };
   const byK: { total: number[]; cpuSeal: number[]; release: number[] }[] = Array.from({ length: N_STEPS }, () => ({ total: [], cpuSeal: [], release: [] }));
   for (const [run, t] of seen) {
     for (let k = 1; k < t.length; k++) {
@@ -162,6 +197,13 @@ async function once(): Promise<Trace> {
       byK[k]!.release.push(t[k]! - p.durable);
       parts.total.push(t[k]! - t[k - 1]!);
       parts.cpuSeal.push(p.issued - t[k - 1]!);
+      const appended = appendedAt.get(`${run}/${k - 1}`);
+      const sealed = sealedAt.get(p.seq);
+      if (appended !== undefined && sealed !== undefined) {
+        parts.cpu.push(appended - t[k - 1]!);
+        parts.gather.push(sealed - appended);
+        parts.toPut.push(p.issued - sealed);
+      }
       parts.put.push(p.landed - p.issued);
       parts.order.push(p.durable - p.landed);
       parts.release.push(t[k]! - p.durable);
@@ -202,7 +244,7 @@ async function once(): Promise<Trace> {
     `steps/s ${Math.round(steps / (elapsed / 1000))}, elapsed ${elapsed.toFixed(1)} ms, CPU ${Math.round((cpu.user + cpu.system) / steps)} µs/step, load ${loadavg()[0]!.toFixed(2)}`,
     `WAL puts ${ps.length} (${(ps.length / steps).toFixed(3)}/step); batches: submits ${sum((p) => p.submits)}, settlements ${sum((p) => p.settles)}, claims ${sum((p) => p.claims)} (of ${sum((p) => p.claimed)} jobs), other ${sum((p) => p.other)}; per object p10/p50/p90/max ${percentile(perObj, 10)}/${percentile(perObj, 50)}/${percentile(perObj, 90)}/${perObj[perObj.length - 1]}`,
     `no put in flight: ${idle.toFixed(1)} ms in ${gaps} gaps over ${lastEnd.toFixed(1)} ms; most in flight ${most} (gaps of 0.5 ms or more at ms+length: ${gapList.join(", ")}); event-loop utilization ${(elu.utilization * 100).toFixed(0)}%; last landing to end ${(elapsed - lastEnd).toFixed(1)} ms`,
-    `transition (mean / p50 / p90 ms): total ${stat(parts.total)} | cpu+seal ${stat(parts.cpuSeal)} | put ${stat(parts.put)} | order ${stat(parts.order)} | release ${stat(parts.release)}`,
+    `transition (mean / p50 / p90 ms): total ${stat(parts.total)} | cpu+seal ${stat(parts.cpuSeal)} (cpu ${stat(parts.cpu)}, gather ${stat(parts.gather)}, seal to put ${stat(parts.toPut)}) | put ${stat(parts.put)} | order ${stat(parts.order)} | release ${stat(parts.release)}`,
     `by step (mean total, cpu+seal, release): ${byK
       .slice(1)
       .map((b, i) => {

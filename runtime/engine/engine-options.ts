@@ -18,7 +18,13 @@ export const MAX_MEMTABLE_KEYS = 4_194_304;
 
 /** Options of `Engine.open`; every field is optional. */
 export interface EngineOptions {
-  /** How long a commit may wait for others to share its WAL object (at most 2^31 - 1, a timer's longest wait). Default: 2 ms. */
+  /**
+   * How long a commit may wait for others to share its WAL object (at most
+   * 2^31 - 1, a timer's longest wait). Against a store whose puts take 4 ms
+   * or more, while many commits wait in flight, a small object may gather
+   * longer: up to a quarter of the measured put latency (at most 50 ms), so
+   * that objects hold two release groups or more. Default: 2 ms.
+   */
   flushIntervalMs?: number;
   /** Most bytes per WAL object before it is flushed early (at most 1 GiB). Default: 4 MiB. */
   maxWalBytes?: number;

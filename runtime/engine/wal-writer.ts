@@ -24,8 +24,16 @@
  * commits drop below it (each landing and release step lowers them; no
  * timer polls). Their release brings the next commits: against a slow
  * store an object then holds two release groups instead of one, half the
- * puts per commit, for a wait of at most the puts already in flight. One
- * committer at a time never waits for it (nothing is in flight). With
+ * puts per commit, for a wait of at most the puts already in flight. After
+ * a slow put that hold is bounded (wal-gather-bound.ts): it ends once the
+ * object was open for a share of the measured put latency (never less than
+ * the window), and the object goes beside the puts in flight, so a commit
+ * waits at most that bound and then its own put, where unbounded it waited
+ * for a landing (about half a round trip more at 100 writers). An object
+ * that holds enough commits at a release step with fewer than
+ * `MIN_OBJECT_BATCHES` left to release takes those too, at the release's
+ * end, rather than leave them an object that would go alone at its bound.
+ * One committer at a time never waits for it (nothing is in flight). With
  * `walCohorts` above 1, an object may also go before the end of its turn,
  * once it holds its cohort's share of the last wave (wal-cohorts.ts).
  *
@@ -52,6 +60,7 @@ import { putsContend } from "../store/put-contention.js";
 import type { ByteWriter } from "./byte-io.js";
 import { SpareBuffers } from "./spare-buffers.js";
 import { CohortSeal } from "./wal-cohorts.js";
+import { GatherBound, holdsOpen } from "./wal-gather-bound.js";
 import { WalBuilder, decodeWal, type EncodedKeys } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
 import { timeWalPut } from "../telemetry/metrics.js";
@@ -152,6 +161,10 @@ export class WalWriter {
   #slowPuts = false;
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   #flushDue = false;
+  /** The put latency estimate that bounds a hold after slow puts (wal-gather-bound.ts). */
+  readonly #gatherBound: GatherBound;
+  /** When the open object stops being held (`performance.now()` ms); Infinity: held until landings and releases let it go. */
+  #holdUntil = Number.POSITIVE_INFINITY;
   /**
    * The next WAL object's first buffer: the last one's size and a quarter.
    * Kept small when commits are (a step's is under 1 KiB), since Node serves
@@ -205,6 +218,7 @@ export class WalWriter {
     this.#onLanded = onLanded;
     this.#onFatal = onFatal;
     this.#cohortSeal = new CohortSeal(opts.cohorts, putsContend(store));
+    this.#gatherBound = new GatherBound(opts.flushIntervalMs);
   }
 
   /** The last sequence number assigned (the open object has none yet). */
@@ -221,6 +235,10 @@ export class WalWriter {
     let open = this.#open;
     if (open === undefined) {
       open = this.#open = new WalBuilder(this.#lastSize, this.#spare.take(this.#lastSize));
+      // After slow puts a hold ends at a share of a round trip; else at the landings and releases, as on a fast store.
+      // Slow by the average too: one put of a fast store that the system held up must not change how it gathers.
+      const bounded = this.#slowPuts && this.#gatherBound.putMs >= releaseTuning.slowPutMs;
+      this.#holdUntil = bounded ? performance.now() + this.#gatherBound.holdMs() : Number.POSITIVE_INFINITY;
       this.#armTimer();
     }
     try {
@@ -347,13 +365,36 @@ export class WalWriter {
     const open = this.#open;
     // A window of 0 asked for no gathering at all.
     if (open === undefined || this.#opts.flushIntervalMs <= 0) return false;
-    return open.batchCount < MIN_OBJECT_BATCHES && this.#batchesNotStored + this.#commitsToRelease >= MIN_OBJECT_BATCHES;
+    const holdUntil = this.#holdUntil;
+    const state = {
+      gathered: open.batchCount,
+      waiting: this.#batchesNotStored + this.#commitsToRelease,
+      now: holdUntil === Number.POSITIVE_INFINITY ? 0 : performance.now(),
+      holdUntil,
+    };
+    return holdsOpen(state, MIN_OBJECT_BATCHES);
+  }
+
+  /**
+   * Whether an object that holds enough commits waits for the rest of the
+   * release in progress: fewer than `MIN_OBJECT_BATCHES` are left to
+   * release, which would otherwise open an object of their own and go
+   * alone once its hold's bound passed. A few more release steps, no more.
+   */
+  #takesRestOfRelease(): boolean {
+    const open = this.#open;
+    if (open === undefined || this.#holdUntil === Number.POSITIVE_INFINITY) return false;
+    return open.batchCount >= MIN_OBJECT_BATCHES && this.#commitsToRelease > 0 && this.#commitsToRelease < MIN_OBJECT_BATCHES;
   }
 
   #onTimer(): void {
     this.#timer = undefined;
-    // Held: the next landing or release step seals it.
-    if (this.#holdOpen()) return;
+    // Held: the next landing or release step seals it, or its bound's timer (after slow puts) does.
+    if (this.#holdOpen()) {
+      const holdUntil = this.#holdUntil;
+      if (holdUntil !== Number.POSITIVE_INFINITY) this.#timer = setTimeout(() => this.#onTimer(), Math.max(1, holdUntil - performance.now()));
+      return;
+    }
     // Not beside the cohorts' puts over a store whose puts contend: the next landing seals it.
     if (this.#cohortSeal.waitsForLanding(this.#sealed.length)) {
       this.#flushDue = true;
@@ -390,7 +431,9 @@ export class WalWriter {
     }
     if (this.#failure) return;
     s.landed = true;
-    this.#slowPuts = this.#groupsAfterSlowPuts && performance.now() - sentAt >= releaseTuning.slowPutMs;
+    const took = performance.now() - sentAt;
+    this.#gatherBound.notePut(took);
+    this.#slowPuts = this.#groupsAfterSlowPuts && took >= releaseTuning.slowPutMs;
     this.#onLanded(s.seq, s.bytes.length);
     // Release durability strictly in sequence order.
     let released = false;
@@ -443,7 +486,7 @@ export class WalWriter {
       for (let i = from; i < all.length; i++) all[i]?.resolve();
       return;
     }
-    if (this.#open !== undefined && !this.#holdOpen()) this.#flushDue = true;
+    if (this.#open !== undefined && !this.#holdOpen() && !this.#takesRestOfRelease()) this.#flushDue = true;
     // By the length: a read past the end finds whatever a prototype holds at that index.
     if (this.#releaseHead >= this.#releasing.length) {
       this.#releasing = [];
