@@ -188,7 +188,8 @@ describe("done counts carried by claimed entries", () => {
   it("a child working chains killed with SIGKILL: after recovery the stats equal what its records say was done", { timeout: loadLimitTimeout(60_000) }, () =>
     withinLoadLimit(60_000, async () => {
       const CHAINS = 6;
-      const LENGTH = 400;
+      // Long enough that no chain ends before the kill: the recovery then has counts to move.
+      const LENGTH = 5000;
       const dir = await tempDir();
       const child = startScript(FIXTURE, [dir, String(CHAINS), String(LENGTH)], { env: { ...process.env, NODE_OPTIONS: "" } });
       await child.waitFor((lines) => lines.length >= 3);
