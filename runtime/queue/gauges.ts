@@ -11,6 +11,7 @@ import * as K from "./keys.js";
 import type { QueueCore } from "./queue-core.js";
 import { decodeStats, JOB_STATES } from "./record.js";
 import { oldestPendingNow } from "./oldest-pending.js";
+import { withCarriedDone } from "./queue-stats.js";
 
 /** Registers `core` as a gauge source until it closes. */
 export function registerQueueGauges(core: QueueCore): void {
@@ -43,7 +44,7 @@ function readingsNow(core: QueueCore, cold: Promise<void>[]): GaugeReadings {
   const now = core.clock.now();
   for (const [key, bytes] of core.engine.scan({ prefix: K.STATS })) {
     const queue = key.slice(K.STATS.length);
-    const stats = decodeStats(key, bytes);
+    const stats = withCarriedDone(core.engine, queue, decodeStats(key, bytes));
     for (const state of JOB_STATES) depth.push({ queue, state, jobs: stats[state] });
     if (stats.pending === 0) continue;
     const enqueuedAt = oldestPendingNow(core.engine, queue, cold).at;

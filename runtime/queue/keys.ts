@@ -10,14 +10,14 @@
  * | `j/<id>` | job record | the one copy of a job, whatever its state |
  * | `p/<queue>/<priority:10>/<seq>` | id | pending, claim order: priority, then FIFO |
  * | `s/<runAt:16>/<queue>/<id>` | empty | scheduled, in global due order for the scheduler |
- * | `c/<queue>/<id>` | empty | claimed; recovery on open requeues these |
+ * | `c/<queue>/<id>` | empty, or a done count | claimed; recovery on open requeues these. A job inserted claimed by an ack (`ackClaimingNext`) carries the queue's done jobs not yet in `n/` (queue-stats.ts) |
  * | `o/<queue>/<completedAt:16>/<id>` | empty | done (only with done retention) |
  * | `d/<queue>/<id>` | empty | dead letters |
  * | `r/<dueAt:16>/<id>` | empty | retention sweep order for done and dead records |
  * | `k/<queue>/<dedupKey>` | id | dedup keys, held while pending or scheduled |
  * | `b/<queue>/<debounceKey>` | id | debounce windows: the job a later enqueue with the key supersedes while its window is open |
  * | `v/<id>` | superseded mark | a job a debounced enqueue superseded: by which job, until when the mark is kept |
- * | `n/<queue>` | stats | per-queue counters |
+ * | `n/<queue>` | stats | per-queue counters; `done` plus what the queue's `c/` entries carry |
  * | `h/<id>` | attempt history | |
  * | `y/<ref>` | id | offloaded payload objects still referenced (the orphan sweep reads it) |
  * | `w/<queue>/q<key>`, `w/<queue>/r<JSON [rule, key]>` | rate window | a rate-limited key's recent claims and next allowed claim (rate-records.ts) |

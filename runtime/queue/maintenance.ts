@@ -18,7 +18,7 @@ import * as K from "./keys.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
 import { copyJob, decodeSuperseded, type JobRecord } from "./record.js";
-import { deleteJob, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
+import { deleteJob, dropOrphanClaimedEntry, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
 
@@ -135,7 +135,7 @@ function recoverClaimBatches(host: MaintenanceHost, requeued: string[], deadLett
     for (const key of keys) {
       const r = readJob(txn, K.lastField(key));
       if (r === undefined || r.state !== "claimed") {
-        txn.delete(key); // an index entry without its record: drop it
+        dropOrphanClaimedEntry(txn, key); // an index entry without its record: drop it
         continue;
       }
       const died = endAbandonedClaim(txn, ctx, r, "interrupted", "interrupted: the process holding the claim stopped", queues, dead);

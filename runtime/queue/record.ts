@@ -401,6 +401,44 @@ export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueSt
   return { pending: pending!, scheduled: scheduled!, claimed: claimed!, done: done!, dead: dead! };
 }
 
+/**
+ * The done count a claimed index entry (`c/<queue>/<id>`) carries for its
+ * queue (see `Txn.finish`): an unsigned LEB128 integer, 7 bits a byte, low
+ * first. An empty value (every entry a plain claim writes, and every entry
+ * an older store holds) carries none.
+ */
+export function encodeCarriedDone(n: number): Uint8Array {
+  let bytes = 1;
+  for (let rest = Math.floor(n / 128); rest > 0; rest = Math.floor(rest / 128)) bytes++;
+  const out = new Uint8Array(bytes);
+  let rest = n;
+  for (let i = 0; i < bytes; i++) {
+    const low = rest % 128;
+    rest = Math.floor(rest / 128);
+    out[i] = i === bytes - 1 ? low : low | 0x80;
+  }
+  return out;
+}
+
+/** Longest encoding of a count up to `Number.MAX_SAFE_INTEGER`. */
+const CARRIED_MAX_BYTES = 8;
+
+export function decodeCarriedDone(key: string, bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  let n = 0;
+  let scale = 1;
+  for (let i = 0; i < bytes.length && i < CARRIED_MAX_BYTES; i++) {
+    const b = bytes[i]!;
+    n += (b & 0x7f) * scale;
+    scale *= 128;
+    if ((b & 0x80) !== 0) continue;
+    // Only the shortest form is written: a trailing zero byte or bytes after the last are damage.
+    if (i === bytes.length - 1 && (b !== 0 || i === 0) && Number.isSafeInteger(n)) return n;
+    break;
+  }
+  throw new StoreCorruptedError(key, "not a claimed index entry");
+}
+
 /** What is kept of a job a debounced enqueue superseded (at `v/<id>`). */
 export interface SupersededMark {
   /** The job that superseded it (the later submission with the same debounce key). */

@@ -11,6 +11,7 @@ import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
 import { cutText } from "../option-values.js";
 import {
   copyJob,
+  decodeCarriedDone,
   decodeHistory,
   decodeJob,
   encodeHistory,
@@ -22,7 +23,7 @@ import {
 } from "./record.js";
 import { textBytes } from "./record-pack.js";
 import { encodeInsertedJob } from "./inserted-record.js";
-import type { Txn } from "./txn.js";
+import type { CarriedDone, Txn } from "./txn.js";
 import { ownedBytes } from "./owned-bytes.js";
 import type { EnqueueOptions, EnqueueOutcome } from "./types.js";
 
@@ -81,11 +82,45 @@ export interface PreparedEnqueue {
  * hands them back, so one job's reads and writes across its insert and its
  * settlement use the same strings: a key built afresh is a new
  * concatenation that the engine's memtable flattens on its first
- * comparison (a copy per use).
+ * comparison (a copy per use). `carried`: the done count of its queue the
+ * claimed entry holds (see `Txn.finish`), set by the commit that wrote it.
  */
-export interface JobKeys {
+export interface JobKeys extends CarriedDone {
   readonly job: string;
   readonly claimed: string;
+}
+
+/**
+ * Whether the claimed index entry of `r` may carry a done count: only the
+ * insert of a job already claimed writes one (attempt 1, claimed when
+ * enqueued), and the entry goes with that claim, so a job claimed from
+ * pending, or claimed again, has an empty entry and is not looked up.
+ */
+function mayCarry(r: JobRecord): boolean {
+  return r.attempts === 1 && r.claimedAt === r.enqueuedAt;
+}
+
+/**
+ * Deletes the claimed index entry `key` of `r` (claimed), adding the done
+ * count it carries to the queue's stats. `claim`: what the claim that wrote
+ * the entry remembers of it, when the caller has it.
+ */
+function dropClaimedEntry(txn: Txn, r: JobRecord, key: string, claim?: CarriedDone): void {
+  let carried = claim?.carried;
+  if (carried === undefined && mayCarry(r)) {
+    const stored = txn.get(key);
+    carried = stored === undefined ? 0 : decodeCarriedDone(key, stored);
+  }
+  if (carried !== undefined && carried > 0) txn.bump(r.queue, "done", carried);
+  txn.delete(key);
+}
+
+/** Deletes a claimed index entry whose job record is gone (see `recoverClaims`), keeping the done count it carries. */
+export function dropOrphanClaimedEntry(txn: Txn, key: string): void {
+  const stored = txn.get(key);
+  const carried = stored === undefined ? 0 : decodeCarriedDone(key, stored);
+  if (carried > 0) txn.bump(key.slice(K.CLAIMED.length, key.lastIndexOf("/")), "done", carried);
+  txn.delete(key);
 }
 
 /** The stored record of job `id`, or undefined when there is none. */
@@ -118,8 +153,8 @@ function indexValue(r: JobRecord): Uint8Array {
 /**
  * Writes `r` and its index entries; `prev` is the stored copy being
  * replaced, if any. `jobKey`: `r`'s record key, when the caller has it;
- * `bytes`: `r` encoded, when the caller wrote it itself. Returns the index
- * key written.
+ * `bytes`: `r` encoded, when the caller wrote it itself; `claim`: see
+ * `dropClaimedEntry`. Returns the index key written.
  */
 export function writeJob(
   txn: Txn,
@@ -127,15 +162,21 @@ export function writeJob(
   prev: JobRecord | undefined,
   jobKey = K.jobKey(r.id),
   bytes: Uint8Array = encodeJob(r, txn.valuesCopied),
+  claim?: CarriedDone,
 ): string | undefined {
   const key = indexKey(r);
+  // A claimed job written again claimed (a cancel's flag) keeps its entry, and what it carries, as it is.
+  const entryKept = prev?.state === "claimed" && r.state === "claimed";
   if (prev !== undefined) {
     const old = indexKey(prev);
-    if (old !== undefined && old !== key) txn.delete(old);
+    if (old !== undefined && old !== key) {
+      if (prev.state === "claimed") dropClaimedEntry(txn, prev, old, claim);
+      else txn.delete(old);
+    }
     if (prev.retainUntil !== undefined && prev.retainUntil !== r.retainUntil) txn.delete(K.retentionKey(prev.retainUntil, prev.id));
   }
   txn.put(jobKey, ownedBytes(bytes));
-  if (key !== undefined) txn.put(key, ownedBytes(indexValue(r)));
+  if (key !== undefined && !entryKept) txn.put(key, ownedBytes(indexValue(r)));
   if (r.retainUntil !== undefined) txn.put(K.retentionKey(r.retainUntil, r.id), ownedBytes(EMPTY));
   txn.move(r.queue, prev?.state ?? null, r.state);
   return key;
@@ -149,7 +190,8 @@ export function writeJob(
  */
 export function deleteJob(txn: Txn, r: JobRecord, historyless = false, keys?: JobKeys): void {
   const key = keys !== undefined && r.state === "claimed" ? keys.claimed : indexKey(r);
-  if (key !== undefined) txn.delete(key);
+  if (key !== undefined && r.state === "claimed") dropClaimedEntry(txn, r, key, keys);
+  else if (key !== undefined) txn.delete(key);
   if (r.retainUntil !== undefined) txn.delete(K.retentionKey(r.retainUntil, r.id));
   releaseDedup(txn, r);
   releaseDebounce(txn, r);
@@ -328,11 +370,16 @@ export function insertJobRecord(
   // A caller id may be reused after its job was superseded: the new job is not.
   if (opts.jobId !== undefined && ctx.superseded.marks && txn.has(K.supersededKey(id))) txn.delete(K.supersededKey(id));
   const index = writeJob(txn, r, undefined, jobKey, encodeInsertedJob(r, txn.valuesCopied));
+  let keys: JobKeys | undefined;
+  if (claim && index !== undefined) {
+    keys = { job: jobKey, claimed: index, carried: 0 };
+    txn.offerCarrier(queue, index, keys);
+  }
   if (r.payloadRef !== undefined) txn.put(K.payloadRefKey(r.payloadRef), ownedBytes(textBytes(id)));
   if (r.dedupKey !== undefined) txn.put(K.dedupKey(queue, r.dedupKey), ownedBytes(textBytes(id)));
   if (r.debounceKey !== undefined) txn.put(K.debounceKey(queue, r.debounceKey), ownedBytes(textBytes(id)));
   const outcome: EnqueueOutcome = superseded === undefined ? { jobId: id, newlyEnqueued: true } : { jobId: id, newlyEnqueued: true, superseded };
-  return claim && index !== undefined ? { outcome, record: r, keys: { job: jobKey, claimed: index } } : { outcome, record: r };
+  return keys !== undefined ? { outcome, record: r, keys } : { outcome, record: r };
 }
 
 /** Claims one pending job: attempts+1, dedup released, state claimed. */
@@ -401,7 +448,7 @@ export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord, hist
   next.state = "done";
   next.completedAt = ctx.now;
   next.retainUntil = ctx.now + keep;
-  writeJob(txn, next, r);
+  writeJob(txn, next, r, undefined, undefined, keys);
   return next;
 }
 

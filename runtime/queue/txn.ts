@@ -9,9 +9,9 @@
  */
 import type { ScanOptions } from "../engine/engine.js";
 import { bytesEqual } from "../store/bytes-equal.js";
-import { WriteBatch } from "../engine/write-batch.js";
+import { WriteBatch, type BatchOp } from "../engine/write-batch.js";
 import { statsKey } from "./keys.js";
-import { decodeStats, encodeStats, type JobState, type QueueStats } from "./record.js";
+import { decodeStats, encodeCarriedDone, encodeStats, type JobState, type QueueStats } from "./record.js";
 import type { OwnedBytes } from "./owned-bytes.js";
 
 /** The read surface the queue needs; `Engine` and `EngineReader` provide it. */
@@ -57,6 +57,18 @@ function writtenStats(src: ReadSource): WrittenStats {
  */
 const SCANNED_OPS = 16;
 
+/** What a claim remembers of the done count its claimed index entry carries (see `Txn.finish`). */
+export interface CarriedDone {
+  carried: number;
+}
+
+/** A claimed index entry this transaction puts that may carry its queue's done count instead of the stats record. */
+interface Carrier {
+  readonly queue: string;
+  readonly op: Extract<BatchOp, { kind: "put" }>;
+  readonly claim: CarriedDone;
+}
+
 /** One queue's stats in a transaction: the moves so far and the stored counts, once read. */
 interface StatsSlot {
   readonly queue: string;
@@ -74,6 +86,8 @@ export class Txn {
   /** The first queue whose stats move (most transactions move one), then any others by name. */
   #stats: StatsSlot | undefined = undefined;
   #moreStats: Map<string, StatsSlot> | undefined = undefined;
+  /** Claimed index entries put by this transaction that may carry a done count (see `offerCarrier`). */
+  #carriers: Carrier[] | undefined = undefined;
   /** The seq high-water mark this transaction stores, if any (see `SeqHighWater`). */
   seqHighWater: string | undefined = undefined;
   /**
@@ -132,6 +146,23 @@ export class Txn {
   delete(key: string): void {
     this.#index?.set(key, null);
     this.batch.delete(key);
+  }
+
+  /**
+   * Offers the claimed index entry `key` of `queue`, just put for a job
+   * inserted claimed, to carry the queue's done count of this transaction
+   * (see `finish`); `claim` learns what it carries.
+   */
+  offerCarrier(queue: string, key: string, claim: CarriedDone): void {
+    const op = this.#lastOp(key);
+    if (op?.kind === "put") (this.#carriers ??= []).push({ queue, op, claim });
+  }
+
+  /** The batch's last op on `key`, if any. */
+  #lastOp(key: string): BatchOp | undefined {
+    const ops = this.batch.ops;
+    for (let i = ops.length - 1; i >= 0; i--) if (ops[i]!.key === key) return ops[i];
+    return undefined;
   }
 
   /** Adds `delta` to one counter of `queue`. */
@@ -201,10 +232,19 @@ export class Txn {
     return this.batch;
   }
 
-  /** Puts a slot's new counts, unless its moves cancel out. */
+  /**
+   * Puts a slot's new counts, unless its moves cancel out. When they are
+   * done jobs only (an ack whose follow-up job is inserted claimed: the
+   * claimed count is level), a claimed index entry of the queue that this
+   * transaction put carries the count instead, and the stats record is not
+   * written: readers add what the queue's claimed entries carry, and the
+   * settlement that deletes the entry adds it to the stats.
+   */
   #fold(s: StatsSlot, last: WrittenStats): void {
     const d = s.delta;
-    if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.done === 0 && d.dead === 0) return;
+    if (d.pending === 0 && d.scheduled === 0 && d.claimed === 0 && d.dead === 0) {
+      if (d.done === 0 || this.#carry(s.queue, d.done)) return;
+    }
     const was = this.#storedStats(s);
     const next: QueueStats = {
       pending: was.pending + d.pending,
@@ -216,5 +256,21 @@ export class Txn {
     const bytes = encodeStats(next);
     last.set(s.key, { bytes, stats: next });
     this.batch.put(s.key, bytes);
+  }
+
+  /** Whether an offered entry of `queue`, still the batch's last op on its key, now carries `done`. */
+  #carry(queue: string, done: number): boolean {
+    const carriers = this.#carriers;
+    if (carriers === undefined) return false;
+    for (const c of carriers) {
+      // An entry put again or deleted later in the batch would drop the count: only the last op carries.
+      if (c.queue !== queue || this.#lastOp(c.op.key) !== c.op) continue;
+      const value = encodeCarriedDone(c.claim.carried + done);
+      c.op.value = value;
+      this.#index?.set(c.op.key, value);
+      c.claim.carried += done;
+      return true;
+    }
+    return false;
   }
 }

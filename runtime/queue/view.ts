@@ -5,8 +5,9 @@
 import { copyBytes } from "../bytes.js";
 import { ValidationError } from "../errors.js";
 import * as K from "./keys.js";
+import { readQueueStats } from "./queue-stats.js";
 import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } from "./names.js";
-import { decodeHistory, decodeStats, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
+import { decodeHistory, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
 import { readJob } from "./transitions.js";
 import type { ReadSource } from "./txn.js";
 import { warmJobs } from "./warm.js";
@@ -121,8 +122,7 @@ export class StoreView implements QueueView {
 
   async stats(queueName: string): Promise<QueueStats> {
     validateQueueName(queueName);
-    const key = K.statsKey(queueName);
-    return decodeStats(key, this.src.get(key));
+    return readQueueStats(this.src, queueName);
   }
 
   async listQueues(): Promise<string[]> {

@@ -9,7 +9,7 @@
 import { metrics } from "@opentelemetry/api";
 import { type DataPoint, type Histogram, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime } from "taquba";
+import { MemoryStore, MockClock, NoopTerminalHook, Queue, SettlementEffects, StepOutcome, WorkflowRuntime } from "taquba";
 import { gaugeSourceCount } from "../../runtime/telemetry/metrics.js";
 import { runOrderScenario, STEP_QUEUE } from "./support/order-scenario.js";
 
@@ -142,6 +142,13 @@ describe("metrics", () => {
       const g2 = await collect();
       expect(reading(g2, "taquba.queue.jobs", { ...at, "taquba.job.state": "pending" })).toBe(1);
       expect(g2.get("taquba.queue.oldest_pending.age")?.points.map((p) => p.value)).toHaveLength(1);
+      // An ack claiming its follow-up counts its done job in the follow-up's claimed entry: the gauge counts it.
+      const [other] = await queue.claimBatch("mail", 1);
+      const { next } = await queue.ackClaimingNext(other!, new SettlementEffects().enqueue("mail", new Uint8Array([4])), { index: 0, reserve: () => true });
+      expect(next).toBeDefined();
+      const g3 = await collect();
+      const jobs = (state: string) => reading(g3, "taquba.queue.jobs", { ...at, "taquba.job.state": state });
+      expect([jobs("pending"), jobs("claimed"), jobs("done")]).toEqual([0, 1, 2]);
     } finally {
       await queue.close();
     }
