@@ -21,7 +21,7 @@ import type { WorkflowQueue } from "./queue-port.js";
 import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
 import { checkRoutesHere, routedRunId } from "./runs/shard-placement.js";
-import { KeyedLock } from "./runs/run-events.js";
+import { KeyedLock, type RunWait } from "./runs/run-events.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "./runs/run-listing.js";
 import type { RunHistory } from "./runs/run-history.js";
@@ -315,8 +315,8 @@ export class WorkflowRuntime {
     let faults = 0;
     const started = core.clock.now();
     for (;;) {
-      // Subscribe before reading, so a termination between the read and the wait is not missed.
-      const sub = core.events.next(runId);
+      // The round's subscription to the run's end: a round whose read in this turn finds the run ended makes none.
+      let sub: RunWait | undefined;
       // Made only when this round waits: most waits find the run terminated on the first read.
       let tick: CancellableCall | undefined;
       let faultTick: AbortController | undefined;
@@ -326,11 +326,23 @@ export class WorkflowRuntime {
         let fault: unknown;
         try {
           // Read in this turn when the view can: no promise and no turn per round, and an active
-          // run's records not decoded (a wait reads nothing of them).
-          const r = this.#view.phaseNow(runId) ?? (await this.#view.state(runId));
+          // run's records not decoded (a wait reads nothing of them). Such a read subscribes after
+          // it, in the same turn, so no termination is announced between the two; a read that is
+          // awaited subscribes before it, so a termination announced while it reads is not missed.
+          let r = this.#view.phaseNow(runId);
+          if (r === undefined) {
+            sub = core.events.next(runId);
+            r = await this.#view.state(runId);
+          }
           // Answer only from what is durable: a termination still in flight is not reported yet.
-          if (r.kind !== "active") await this.#view.durable();
-          if (r.kind === "terminated") return this.#view.endNow(r.terminal) ?? (await this.#view.endOf(r.terminal));
+          if (r.kind !== "active") {
+            const durable = this.#view.durableAfter(runId, r);
+            if (durable !== undefined) await durable;
+          }
+          if (r.kind === "terminated") {
+            this.#view.readDurable(runId, r.terminal);
+            return this.#view.endNow(r.terminal) ?? (await this.#view.endOf(r.terminal));
+          }
           if (r.kind === "unknown") throw new RunNotFoundError(runId);
         } catch (e) {
           if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;
@@ -350,6 +362,9 @@ export class WorkflowRuntime {
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
         const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
+        // After a read in this turn that found the run active, still in that turn: nothing was announced
+        // since. After a fault the read is made again within the fault's backoff.
+        sub ??= core.events.next(runId);
         // The poll's timer wakes the same promise a termination does: one promise per round, nothing raced.
         tick = cancellableCall(core.clock, now + slice, sub.wake);
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
@@ -359,7 +374,7 @@ export class WorkflowRuntime {
         }
         await sub.promise;
       } finally {
-        sub.dispose();
+        sub?.dispose();
         // Drop this round's timers at once rather than letting them run out (with a
         // shared reason: a default one is a DOMException, with a stack, per round).
         tick?.cancel();

@@ -54,6 +54,38 @@ describe("answers from durable state", () => {
     await env.stop();
   });
 
+  it("an outcome read after a wait skips the flush only for the end the wait saw durable: a later end of the same run id waits for its write", async () => {
+    const store = holdableStore();
+    let holdNext = false;
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        if (holdNext) store.hold();
+        return StepOutcome.succeed(s.payload);
+      }),
+      { store },
+    );
+    await env.runtime.submit({ input: enc("first"), runId: "r" });
+    expect((await env.runtime.wait("r")).outcome?.status).toBe("succeeded");
+    // The end the wait reported is durable: the outcome after it answers without a write in flight.
+    expect((await env.runtime.outcome("r"))?.result).toEqual(enc("first"));
+
+    // The run id submitted again; its new end is applied in memory while its WAL write is held.
+    holdNext = true;
+    await env.runtime.submit({ input: enc("second"), runId: "r" });
+    await until(() => store.held > 0, "the second end's WAL write held");
+    const outcome = env.runtime.outcome("r");
+    const end = env.runtime.waitTimeout("r", 60_000);
+    expect(await settled(outcome)).toBe(false);
+    expect(await settled(end)).toBe(false);
+
+    store.release();
+    expect((await outcome)?.result).toEqual(enc("second"));
+    expect((await end)?.outcome?.result).toEqual(enc("second"));
+    // Read again after the wait that saw it durable: the same answer.
+    expect((await env.runtime.outcome("r"))?.result).toEqual(enc("second"));
+    await env.stop();
+  });
+
   it("answers at once when nothing is in flight", async () => {
     const store = holdableStore();
     const env = await openEnv(

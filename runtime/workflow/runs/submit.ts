@@ -34,6 +34,7 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
+import { type Building } from "../../queue/cancel-state.js";
 import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS, ownHeader } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
 
@@ -217,16 +218,33 @@ export async function submitRun(
   const options: RunOptions = spec.options ?? NO_OPTIONS;
   const headers = checkUserHeaders(options.headers);
   // The input as it is now: the submission reads the store before it enqueues, and the caller may change its array meanwhile.
-  spec = { ...spec, input: runInputAtCall(runId, spec.input) };
-  checkRunPayload(`the input of run "${runId}"`, spec.input);
+  // The spec's input and effects as checked are held here, not in copies of the spec.
+  const input = runInputAtCall(runId, spec.input);
+  checkRunPayload(`the input of run "${runId}"`, input);
   checkRunOptions(options);
   const effects = checkEffects(spec.effects);
-  if (effects !== spec.effects) spec = { ...spec, effects };
-  const inputSha256 = sha256Hex(spec.input);
+  const inputSha256 = sha256Hex(input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
   try {
     const traceparent = span === undefined ? undefined : traceparentOf(span);
-    const out = await submitLocked(core, spec, group, mark, runId, options, headers, inputSha256, traceparent, groupName, runtimeEffects, parent, unchanged);
+    // One submission object read by the locked part: no closure over this frame's fields, no frame between the lock and it.
+    const submission = new Submission(
+      core,
+      runId,
+      input,
+      effects,
+      options,
+      headers,
+      inputSha256,
+      traceparent,
+      group,
+      mark,
+      groupName,
+      runtimeEffects,
+      parent,
+      unchanged,
+    );
+    const out = await core.submitLock.run(runId, submission.run);
     if (out === "raced") {
       endOk(span, { "taquba.outcome": "raced" });
       return out;
@@ -249,46 +267,58 @@ function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined 
   return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
 }
 
-async function submitLocked(
-  core: RuntimeCore,
-  spec: RunSpec,
-  group: GroupRef | undefined,
-  mark: AppliedMark<SubmitOutcome> | undefined,
-  runId: RunId,
-  options: RunOptions,
-  headers: Record<string, string>,
-  inputSha256: string,
-  traceparent: string | undefined,
-  groupName: string | undefined,
-  runtimeEffects: SettlementEffects | undefined,
-  parent: ParentRef | undefined,
-  unchanged: readonly KvExpectation[] | undefined,
-): Promise<SubmitOutcome | "raced"> {
+/** The flow headers of a run submitted without `RunOptions.flow`: none, shared (nothing writes to it). */
+const NO_FLOW: Record<string, string> = Object.freeze(blankCopy<Record<string, string>>());
+
+/**
+ * One submission's checked fields, and its part under the run's submit lock
+ * (`run`, handed to the lock as it is): the run's records and step 0 in one
+ * commit, or the outcome of the submission that came first.
+ */
+class Submission {
+  constructor(
+    readonly core: RuntimeCore,
+    readonly runId: RunId,
+    /** The input as it was at the call (see `runInputAtCall`). */
+    readonly input: Uint8Array,
+    /** The caller's effects, staged and checked (see `checkEffects`). */
+    readonly effects: SettlementEffects | undefined,
+    readonly options: RunOptions,
+    readonly headers: Record<string, string>,
+    readonly inputSha256: string,
+    readonly traceparent: string | undefined,
+    readonly group: GroupRef | undefined,
+    readonly mark: AppliedMark<SubmitOutcome> | undefined,
+    readonly groupName: string | undefined,
+    readonly runtimeEffects: SettlementEffects | undefined,
+    readonly parent: ParentRef | undefined,
+    readonly unchanged: readonly KvExpectation[] | undefined,
+  ) {}
+
+  readonly run = (): Promise<SubmitOutcome | "raced"> => submitLocked(this);
+}
+
+async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
+  const { core, runId, input, options, headers, inputSha256, group, parent } = s;
   // Each of the run's keys built once per submission.
   const rk = runKey(core.queueName, runId);
   const pk = stepPointerKey(core.queueName, runId);
-  return core.submitLock.run(runId, async () => {
-    const existingNow = readNow(core, rk);
-    const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(rk);
-    if (existing !== null) {
-      const record = decodeRunRecord(existing, rk);
-      if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
-      const pointer = await core.queue.kvGet(pk);
-      const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, pk).jobId;
-      return { runId, jobId, newlySubmitted: false };
-    }
-    // The run's records name its first step's job: an id a caller's job took meanwhile is drawn again.
-    for (;;) {
-      const jobId = core.queue.nextJobId();
-      try {
-        return await submitAs(jobId);
-      } catch (e) {
-        if (!drawnIdTaken(e, jobId)) throw e;
-      }
-    }
-    async function submitAs(jobId: string): Promise<SubmitOutcome | "raced"> {
+  const existingNow = readNow(core, rk);
+  const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(rk);
+  if (existing !== null) {
+    const record = decodeRunRecord(existing, rk);
+    if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
+    const pointer = await core.queue.kvGet(pk);
+    const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, pk).jobId;
+    return { runId, jobId, newlySubmitted: false };
+  }
+  // The run's records name its first step's job: an id a caller's job took meanwhile is drawn again.
+  for (;;) {
+    const jobId = core.queue.nextJobId();
+    try {
       const submittedAtMs = core.clock.now();
-      const record: RunRecord = {
+      // Optional fields set after the others, in the record's own order: no empty object spread per absent one.
+      const record: Building<RunRecord> = {
         runId,
         submittedAtMs,
         inputSha256,
@@ -297,19 +327,23 @@ async function submitLocked(
         submission: jobId,
         headers,
         memoPrefix: core.memos.prefix,
-        ...(options.priority === undefined ? {} : { priority: options.priority }),
-        ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
-        ...(group === undefined ? {} : { group: { id: group.id, key: group.key } }),
-        ...(parent === undefined ? {} : { parent: { ...parent } }),
       };
+      if (options.priority !== undefined) record.priority = options.priority;
+      if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;
+      if (group !== undefined) record.group = { id: group.id, key: group.key };
+      if (parent !== undefined) record.parent = { ...parent };
       const effects = new SettlementEffects();
-      if (spec.effects !== undefined) effects.merge(spec.effects);
+      if (s.effects !== undefined) effects.merge(s.effects);
       // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
-      if (runtimeEffects !== undefined) effects.merge(runtimeEffects);
+      if (s.runtimeEffects !== undefined) effects.merge(s.runtimeEffects);
       // The runtime's own records, encoded for this commit alone: staged without kvPut's copy.
       stageCommitOnly(effects, rk, runRecordForCommit(record, core.queue));
-      const described = describePayload(core.runner, spec.input);
-      stageCommitOnly(effects, pk, stepPointerForCommit({ step: 0, jobId, ...(described?.step === undefined ? {} : { name: described.step }) }, core.queue));
+      const described = describePayload(core.runner, input);
+      stageCommitOnly(
+        effects,
+        pk,
+        stepPointerForCommit(described?.step === undefined ? { step: 0, jobId } : { step: 0, jobId, name: described.step }, core.queue),
+      );
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
       const tk = terminalRecordKey(core.queueName, runId);
@@ -320,36 +354,32 @@ async function submitLocked(
         await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
       }
       // The rule's limit travels with the steps, so readers in other processes can tell a full key.
-      const flow = withCurrentLimit(core, flowHeaders(options.flow));
-      stageSubmission(core.queueName, record, described, spec.input, effects, groupName, flow, core.queue);
-      if (mark !== undefined) markEffects(mark, { runId, jobId, newlySubmitted: true }, effects);
+      const flow = options.flow === undefined ? NO_FLOW : withCurrentLimit(core, flowHeaders(options.flow));
+      stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
+      if (s.mark !== undefined) markEffects(s.mark, { runId, jobId, newlySubmitted: true }, effects);
       if (group !== undefined) {
         effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
       }
-      const opts: EnqueueOptions = {
-        jobId,
-        dedupKey: stepDedupKey(runId, 0),
-        headers: {
-          ...headers,
-          ...flow,
-          [HEADER_RUN_ID]: runId,
-          [HEADER_STEP]: "0",
-          ...(traceparent === undefined ? {} : { [HEADER_TRACEPARENT]: traceparent }),
-        },
-        ...(options.priority === undefined ? {} : { priority: options.priority }),
-        ...(options.maxAttemptsPerStep === undefined ? {} : { maxAttempts: options.maxAttemptsPerStep }),
-        ...(options.runAt === undefined ? {} : { runAt: options.runAt }),
-        ...(options.debounce === undefined ? {} : { debounce: { key: options.debounce.key, periodMs: options.debounce.periodMs } }),
-      };
-      if (options.debounce !== undefined) return submitDebounced(core, runId, spec.input, opts, effects, options.debounce, unchanged);
-      if (unchanged !== undefined) {
-        const out = await core.queue.enqueueIfUnchanged(core.queueName, spec.input, opts, effects, unchanged);
+      const stepHeaders: Record<string, string> = { ...headers, ...flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0" };
+      if (s.traceparent !== undefined) stepHeaders[HEADER_TRACEPARENT] = s.traceparent;
+      const opts: Building<EnqueueOptions> = { jobId, dedupKey: stepDedupKey(runId, 0), headers: stepHeaders };
+      if (options.priority !== undefined) opts.priority = options.priority;
+      if (options.maxAttemptsPerStep !== undefined) opts.maxAttempts = options.maxAttemptsPerStep;
+      if (options.runAt !== undefined) opts.runAt = options.runAt;
+      if (options.debounce !== undefined) {
+        opts.debounce = { key: options.debounce.key, periodMs: options.debounce.periodMs };
+        return await submitDebounced(core, runId, input, opts, effects, options.debounce, s.unchanged);
+      }
+      if (s.unchanged !== undefined) {
+        const out = await core.queue.enqueueIfUnchanged(core.queueName, input, opts, effects, s.unchanged);
         return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
       }
-      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, spec.input, opts, effects);
+      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, input, opts, effects);
       return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+    } catch (e) {
+      if (!drawnIdTaken(e, jobId)) throw e;
     }
-  });
+  }
 }
 
 /**

@@ -37,6 +37,12 @@ export class RunKeysRead {
   terminalToken: unknown;
   /** Shared by every read that finds the same token: never changed by a reader. */
   terminalRecord: TerminalRecord | undefined;
+  /**
+   * Whether `terminalRecord` is known durable: a read of it was followed by
+   * the view's `durable()` (a wait's end), so a later read of the same
+   * token need not wait for durability again. False for a record decoded anew.
+   */
+  terminalDurable: boolean;
 
   constructor(queueName: string, runId: string) {
     this.run = runKey(queueName, runId);
@@ -44,6 +50,7 @@ export class RunKeysRead {
     this.terminal = terminalRecordKey(queueName, runId);
     this.terminalToken = undefined;
     this.terminalRecord = undefined;
+    this.terminalDurable = false;
   }
 }
 

@@ -233,6 +233,7 @@ export class WorkflowView {
     if (token !== undefined) {
       k.terminalToken = token;
       k.terminalRecord = terminal;
+      k.terminalDurable = false;
     }
     return { kind: "terminated", terminal };
   }
@@ -255,6 +256,32 @@ export class WorkflowView {
     }
     await this.durable();
     return status;
+  }
+
+  /**
+   * @internal Notes that `terminal`, as run `runId`'s terminal record was
+   * read in this view, is durable: the caller read it and then awaited
+   * `durable()`. A later read that finds the same stored value (its token
+   * unchanged) then answers without waiting for durability again.
+   */
+  readDurable(runId: string, terminal: TerminalRecord): void {
+    if (this.#borrow === undefined) return;
+    const k = this.#runKeys.of(runId);
+    if (k.terminalRecord === terminal) k.terminalDurable = true;
+  }
+
+  /**
+   * @internal `durable()`, or nothing to wait for when `r` is a terminal
+   * record known durable (see `readDurable`) and the read that found it
+   * read nothing else: the wait's end then costs no second flush for the
+   * outcome read after it.
+   */
+  durableAfter(runId: string, r: RunState | RunPhase): Promise<void> | undefined {
+    if (r.kind === "terminated" && this.#borrow !== undefined) {
+      const k = this.#runKeys.of(runId);
+      if (k.terminalDurable && k.terminalRecord === r.terminal) return undefined;
+    }
+    return this.durable();
   }
 
   /**
@@ -285,7 +312,8 @@ export class WorkflowView {
   async outcome(runId: RunId | string): Promise<RunOutcome | null> {
     const id = RunId.parse(runId);
     const r = this.stateNow(id) ?? (await this.state(id));
-    await this.durable();
+    const durable = this.durableAfter(id, r);
+    if (durable !== undefined) await durable;
     if (r.kind !== "terminated") return null;
     // An outcome kept in the record is returned as it is: a promise returned from here would cost two more turns.
     return outcomeOfTerminal(r.terminal) ?? this.outcomeOf(r.terminal);
