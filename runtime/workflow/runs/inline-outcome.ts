@@ -84,11 +84,13 @@ export function outcomeOfTermination(t: TerminalRecord): RunOutcome | null {
 
 /**
  * Whether `o`, read from the run result record under `t`'s token, is the
- * outcome of termination `t`. A token comes back when a dead step requeued
- * with fresh attempts ends the run again (`<job id>:<attempt>`): a record
- * read and kept before that redrive answers under it, and tells itself
- * apart by its status, step, error kind or error text (which the
- * termination holds whole, or cut short when long).
+ * outcome of termination `t`. A token came back when a dead step requeued
+ * with fresh attempts ended the run again (`<job id>:<attempt>`), and still
+ * does for a job an earlier version requeued, which carries no count of
+ * requeues (see `end-tokens`): a record read and kept before that redrive
+ * answers under it, and tells itself apart by its status, step, error
+ * kind or error text (which the termination holds whole, or cut short
+ * when long).
  */
 export function outcomeOfEnd(o: RunOutcome, t: TerminalRecord): boolean {
   if (o.status !== t.status || o.finalStep !== t.finalStep || o.errorKind !== (t.errorKind ?? undefined)) return false;

@@ -54,6 +54,8 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   if (!RunId.isValid(runId)) return false;
   const r = await view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== jobId) return false;
+  // The job's attempt history keeps its requeues (the job view does not): a redriven step dead again ends the run under a token of its own.
+  const requeues = (await core.queue.view().attemptHistory(jobId)).filter((a) => a.outcome === "requeued").length;
   const now = core.clock.now();
   const t = terminationOfActive(
     runId,
@@ -63,7 +65,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
       errorKind: "dead_lettered",
       error: info.lastError ?? "the step was dead-lettered by the queue",
       finalStep: r.pointer.step,
-      token: tokenWithoutWorker("dead_lettered", jobId),
+      token: tokenWithoutWorker("dead_lettered", jobId, requeues),
     },
     now,
     core.memos.prefix,
