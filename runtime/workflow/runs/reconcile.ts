@@ -33,6 +33,7 @@ import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { ownHeader } from "../../option-values.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
+import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
 export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jobId: string): Promise<boolean> {
@@ -71,6 +72,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     core.memos.prefix,
     info,
   );
+  await recordOutcomeWithoutWorker(core, t);
   const effects = addTerminalEffects(core.terminal, t);
   // The commit needs an enqueue of its own: the notification when the hook observes the
   // outcome, else a no-op job the worker acknowledges. Either way termination, notification
