@@ -9,7 +9,8 @@
  * the hook was given them.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MemoStore, QueueReader, WorkflowView, type RunOutcome, type TerminalHook } from "taquba";
+import { MemoryStore, MemoStore, QueueReader, WorkflowView, type PutOptions, type RunOutcome, type TerminalHook } from "taquba";
+import { ForwardingStore } from "../support/forwarding-store.js";
 import { readRunDetail } from "../../operator/inspect/run-detail.js";
 import { encodeInlineOutcome } from "../../runtime/workflow/records/records.js";
 import { INLINE_OUTCOME_MAX_BYTES } from "../../runtime/workflow/runs/inline-outcome.js";
@@ -113,4 +114,37 @@ describe("headers of an end without a worker, at the inline bound and one byte p
       await again.stop();
     }
   });
+
+  it("a cancel whose result record cannot be written fails and ends no run; the next cancel ends it with its headers", async () => {
+    const store = new ResultRecordsRefused(new MemoryStore());
+    const env = await openEnv(hangingRunner(new Promise(() => {})), { store, start: false });
+    try {
+      await env.runtime.submit({ runId: "f", input: enc("a"), options: { headers: over } });
+      store.refusing = true;
+      await expect(env.runtime.cancel("f")).rejects.toThrow(/result records refused/);
+      expect(store.refused).toBeGreaterThan(1);
+      // No end committed: the cancel's request is kept (as when its ending commit fails), the step still waits.
+      expect(await env.runtime.status("f")).toMatchObject({ state: "cancelling" });
+      expect(await env.runtime.outcome("f")).toBeNull();
+      expect((await env.queue.view().stats(STEPS)).pending).toBe(1);
+      store.refusing = false;
+      expect(await env.runtime.cancel("f")).toBe(true);
+      expect((await env.runtime.wait("f")).outcome).toMatchObject({ status: "cancelled", headers: over });
+    } finally {
+      await env.stop();
+    }
+  });
 });
+
+/** A store that refuses, while `refusing`, every put of a run result record (a store fault, retried). */
+class ResultRecordsRefused extends ForwardingStore {
+  refusing = false;
+  refused = 0;
+  override put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
+    if (this.refusing && key.includes("/run-results/")) {
+      this.refused++;
+      return Promise.reject(new Error("result records refused"));
+    }
+    return super.put(key, body, opts);
+  }
+}
