@@ -105,12 +105,13 @@ export class MemoSweeper {
    * call returns, which a `wait` on the run can beat by some turns, so a
    * caller's sweep after that `wait` would otherwise find a note from
    * before the end and read nothing. It joins a pass of its kind in
-   * progress, and waits for one on the poll interval to end first (those
-   * keep to the note: they come again).
+   * progress; a pass on the poll interval in progress (those keep to the
+   * note: they come again) it waits for, counting what that pass swept.
    */
   async sweepAll(): Promise<number> {
-    while (this.#running !== undefined && !this.#runningReadsAll) await this.#running.catch(() => undefined);
-    return (await (this.#running ?? this.#start(undefined, true))).swept;
+    let swept = 0;
+    while (this.#running !== undefined && !this.#runningReadsAll) swept += (await this.#running.catch(() => undefined))?.swept ?? 0;
+    return swept + (await (this.#running ?? this.#start(undefined, true))).swept;
   }
 
   #start(signal: AbortSignal | undefined, readAll: boolean): Promise<MemoSweepCounts> {
