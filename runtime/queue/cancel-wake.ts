@@ -113,6 +113,8 @@ export async function requeueDead(core: QueueCore, jobId: string, effects?: Sett
     ...r,
     state: "pending",
     attempts: 0,
+    // Lasting, unlike the attempts: a delivery after the requeue is told from one before it (a run's end token).
+    requeues: (r.requeues ?? 0) + 1,
     lastError: undefined,
     claimedAt: undefined,
     failedAt: undefined,

@@ -152,6 +152,7 @@ function prototypeHoldsClaimedJobField(): boolean {
     "payload" in p ||
     "headers" in p ||
     "attempt" in p ||
+    "requeues" in p ||
     "maxAttempts" in p ||
     "priority" in p ||
     "enqueuedAt" in p ||
@@ -196,6 +197,7 @@ function claimedJobFields(
   if (r.attached !== undefined) this.attached = r.attached;
   if (r.wokenAt !== undefined) this.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) this.lastError = r.lastError;
+  if (r.requeues !== undefined) this.requeues = r.requeues;
   this.isLastAttempt = () => r.attempts >= r.maxAttempts;
 }
 claimedJobFields.prototype = Object.prototype;

@@ -44,6 +44,7 @@ const FIELD_KINDS: readonly (readonly [keyof JobRecord, Kind])[] = [
   ["payloadSize", NUMBER],
   ["headers", HEADERS],
   ["attempts", NUMBER],
+  ["requeues", NUMBER],
   ["maxAttempts", NUMBER],
   ["enqueuedAt", NUMBER],
   ["claimedAt", NUMBER],

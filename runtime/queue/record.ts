@@ -34,6 +34,8 @@ export interface JobRecord {
   headers?: Record<string, string>;
   /** Claims so far, including claims interrupted by a crash. */
   attempts: number;
+  /** Times `requeueDead` put it back with its attempts reset; absent while never. Tells a delivery from one before a requeue. */
+  requeues?: number;
   maxAttempts: number;
   enqueuedAt: number;
   claimedAt?: number;
@@ -68,6 +70,7 @@ const JOB_FIELDS: ReadonlySet<string> = new Set<keyof JobRecord>([
   "payloadSize",
   "headers",
   "attempts",
+  "requeues",
   "maxAttempts",
   "enqueuedAt",
   "claimedAt",
@@ -139,6 +142,7 @@ function CopiedJob(this: AllJobFields, r: JobRecord): void {
   this.payloadSize = r.payloadSize;
   this.headers = r.headers;
   this.attempts = r.attempts;
+  this.requeues = r.requeues;
   this.maxAttempts = r.maxAttempts;
   this.enqueuedAt = r.enqueuedAt;
   this.claimedAt = r.claimedAt;
@@ -290,6 +294,7 @@ function prototypeHoldsJobField(): boolean {
     "priority" in p ||
     "payload" in p ||
     "attempts" in p ||
+    "requeues" in p ||
     "maxAttempts" in p ||
     "enqueuedAt" in p
   );

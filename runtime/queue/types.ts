@@ -84,6 +84,13 @@ export interface ClaimedJob {
   readonly cancelSignal: AbortSignal;
   /** The error of the previous failed attempt, if any (its first 16,384 characters and a marker of the cut when longer). */
   readonly lastError?: string;
+  /**
+   * How many times the job was requeued from the dead letters
+   * (`requeueDead`, a run's redrive), which resets `attempt`; absent when
+   * never. With `id` and `attempt` it tells this delivery from those before
+   * a requeue.
+   */
+  readonly requeues?: number;
   /** Whether a failure of this attempt dead-letters the job. */
   isLastAttempt(): boolean;
 }

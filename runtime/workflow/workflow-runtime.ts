@@ -461,9 +461,13 @@ export class WorkflowRuntime {
     return clearBufferedSignal(this.#core, correlationKey);
   }
 
-  /** Runs one memo-retention sweep now; returns how many runs it swept. */
+  /**
+   * Runs one memo-retention sweep now (after one in progress); returns how
+   * many runs it swept: every run whose end committed before the call and
+   * whose retention ran out.
+   */
   sweepMemos(): Promise<number> {
-    return this.#sweeper.sweep();
+    return this.#sweeper.sweepAll();
   }
 
   /** Terminates every run whose current step the queue dead-lettered outside the worker; returns how many. */

@@ -82,6 +82,7 @@ function record(r: TestRandom): JobRecord {
     ["payloadSize", () => maybe(() => num(r))],
     ["headers", () => headers],
     ["attempts", () => num(r)],
+    ["requeues", () => maybe(() => num(r))],
     ["maxAttempts", () => num(r)],
     ["enqueuedAt", () => num(r)],
     ["claimedAt", () => maybe(() => num(r))],

@@ -21,6 +21,7 @@ import {
 import { afterEach } from "vitest";
 import { until as untilReal } from "../support/until.js";
 import { INLINE_OUTCOME_MAX_BYTES } from "../../runtime/workflow/runs/inline-outcome.js";
+import { encodeInlineOutcome } from "../../runtime/workflow/records/records.js";
 
 export const enc = (s: string) => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
@@ -31,6 +32,31 @@ export const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) 
  * gives `text` back.
  */
 export const overInline = (text: string) => enc(text.padEnd(INLINE_OUTCOME_MAX_BYTES + 1));
+
+/**
+ * Run headers whose outcome's inline encoding is exactly `bytes` long: a
+ * header whose value, of `unit` characters, is sized to land there (null
+ * when no count of `unit` does).
+ */
+export function headersEncodingTo(bytes: number, unit: string): Record<string, string> | null {
+  for (let n = 0; n < bytes; n++) {
+    const h = { tenant: "acme", note: unit.repeat(n) };
+    const size = encodeInlineOutcome({ headers: h }).byteLength;
+    if (size === bytes) return h;
+    if (size > bytes) return null;
+  }
+  return null;
+}
+
+/** Headers of `unit` encoding to the inline bound or just under (`at`) and just over it (`over`). */
+export function headersAtAndOverInline(unit: string): { at: Record<string, string>; over: Record<string, string> } {
+  // Some counts of a multi-byte unit skip a size: take the nearest the unit reaches on each side.
+  let at: Record<string, string> | null = null;
+  let over: Record<string, string> | null = null;
+  for (let b = INLINE_OUTCOME_MAX_BYTES; at === null; b--) at = headersEncodingTo(b, unit);
+  for (let b = INLINE_OUTCOME_MAX_BYTES + 1; over === null; b++) over = headersEncodingTo(b, unit);
+  return { at, over };
+}
 
 /** Lets queued microtasks and immediates run. */
 export async function settle(rounds = 10): Promise<void> {

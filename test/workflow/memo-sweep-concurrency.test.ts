@@ -112,6 +112,23 @@ describe("the memo-retention sweep", () => {
     await env.queue.close();
   });
 
+  it("a caller's sweep during a pass on the poll interval waits for it, counts what it swept and deletes nothing twice", async () => {
+    const { env, store } = await terminatedRuns(6);
+    store.deletes = 0;
+    store.hold();
+    env.clock.advance(2_000);
+    // Wake the sweep loop (it sleeps a poll interval after its start-up pass).
+    env.clock.advance(3_600_000);
+    await until(() => store.held > 0, "the loop's pass deleting");
+    const mine = env.runtime.sweepMemos();
+    store.release();
+    expect(await mine).toBe(6);
+    for (let i = 0; i < 6; i++) expect(await env.runtime.status(`r${i}`)).toBeNull();
+    // Each run's memo entry and run result record, deleted once.
+    expect(store.deletes).toBe(12);
+    await env.stop();
+  });
+
   it("runs one pass at a time: a concurrent caller joins the pass in progress", async () => {
     const { env, store } = await terminatedRuns(6);
     await env.worker!.shutdown();

@@ -1,11 +1,12 @@
 /**
  * @module A run whose step the queue dead-lettered, redriven: the dead job
- * itself is requeued with fresh attempts, so the worker that ends the run
- * again does so under the same delivery token (`<job id>:<attempt>`) as
- * the end before it. When both ends wrote a run result record (outcomes
- * past what the terminal record keeps), a reader in another process that
- * read the first one must answer the second once the run ended again, as
- * its status does, and never the first end's outcome.
+ * itself is requeued with fresh attempts (which once gave the worker that
+ * ends the run again the same delivery token, `<job id>:<attempt>`, as
+ * the end before it; the requeue count now tells them apart). When both
+ * ends wrote a run result record (outcomes past what the terminal record
+ * keeps), a reader in another process that read the first one must
+ * answer the second once the run ended again, as its status does, and
+ * never the first end's outcome.
  */
 import { describe, expect, it } from "vitest";
 import { MemoryStore, MemoStore, QueueReader, StepOutcome, WorkflowView } from "taquba";
@@ -72,8 +73,8 @@ describe("the outcome of a run ended again under the same delivery token", () =>
       await env.runtime.retryRun("r");
       const second = await env.runtime.wait("r");
       expect(second.termination.status).toBe("succeeded");
-      // The same token: the requeued dead job's first attempt again.
-      expect(decodeTerminalRecord((await env.queue.kvGet(key))!, key).token).toBe(firstToken);
+      // Its own token, though the requeued dead job's attempts started again: the requeue is counted.
+      expect(decodeTerminalRecord((await env.queue.kvGet(key))!, key).token).not.toBe(firstToken);
 
       await reader.refresh();
       expect(await view.status("r")).toMatchObject({ state: "terminated", status: "succeeded" });

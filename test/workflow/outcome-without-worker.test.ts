@@ -2,9 +2,9 @@
  * @module The outcome of a run that ends without a worker: a cancel of a
  * waiting step, a step dead-lettered by the reaper or by recovery on open,
  * a debounce replacing a run. `outcome()` and `wait()` report the
- * termination `status()` reports, with the run's headers when they fit the
- * terminal record, the same after a restart and through a `WorkflowView`
- * over another process's reader.
+ * termination `status()` reports, with the run's headers (in the terminal
+ * record when they fit, else in a run result record), the same after a
+ * restart and through a `WorkflowView` over another process's reader.
  */
 import { describe, expect, it } from "vitest";
 import { LocalStore, MemoStore, MemoryStore, MockClock, QueueReader, StepOutcome, WorkflowView } from "taquba";
@@ -115,7 +115,7 @@ describe("the outcome of a run ended without a worker", () => {
     await env.stop();
   });
 
-  it("headers too large for the terminal record: the termination without them, never null", async () => {
+  it("headers too large for the terminal record: the termination with them whole, from a result record, never null", async () => {
     const env = await openEnv(succeeding, { start: false });
     const big = { note: "n".repeat(INLINE_OUTCOME_MAX_BYTES) };
     await env.runtime.submit({ input: enc("x"), runId: "big", options: { headers: big } });
@@ -123,7 +123,7 @@ describe("the outcome of a run ended without a worker", () => {
     const key = terminalRecordKey("workflow-steps", "big");
     // The terminal record stays within its bound: no inline part.
     expect(decodeTerminalRecord((await env.queue.kvGet(key))!, key).inline).toBeUndefined();
-    expect(await agreesWithStatus(env, "big")).toEqual({ runId: "big", status: "cancelled", errorKind: "cancelled", finalStep: 0, headers: {} });
+    expect(await agreesWithStatus(env, "big")).toEqual({ runId: "big", status: "cancelled", errorKind: "cancelled", finalStep: 0, headers: big });
     await env.stop();
   });
 

@@ -64,6 +64,8 @@ export class MemoSweeper {
   #nextDue: number | undefined;
   /** The pass in progress, which a concurrent caller joins. */
   #running: Promise<MemoSweepCounts> | undefined;
+  /** Whether the pass in progress reads the markers whatever the note says (see `sweepAll`). */
+  #runningReadsAll = false;
   /** Keys of damaged markers already reported. */
   readonly #reported = new Set<string>();
   #unreadable = 0;
@@ -93,20 +95,40 @@ export class MemoSweeper {
 
   /** {@link MemoSweeper.sweep}, with what the pass did with each expired marker (see {@link MemoSweepCounts}). */
   sweepCounts(signal?: AbortSignal): Promise<MemoSweepCounts> {
-    if (this.#running !== undefined) return this.#running;
-    const pass = this.#pass(signal).finally(() => {
+    return this.#running ?? this.#start(signal, false);
+  }
+
+  /**
+   * A pass that reads the markers whatever earliest expiry was noted: it
+   * sweeps every run whose end committed before the call and whose
+   * retention ran out. A terminating settlement notes its marker when its
+   * call returns, which a `wait` on the run can beat by some turns, so a
+   * caller's sweep after that `wait` would otherwise find a note from
+   * before the end and read nothing. It joins a pass of its kind in
+   * progress; a pass on the poll interval in progress (those keep to the
+   * note: they come again) it waits for, counting what that pass swept.
+   */
+  async sweepAll(): Promise<number> {
+    let swept = 0;
+    while (this.#running !== undefined && !this.#runningReadsAll) swept += (await this.#running.catch(() => undefined))?.swept ?? 0;
+    return swept + (await (this.#running ?? this.#start(undefined, true))).swept;
+  }
+
+  #start(signal: AbortSignal | undefined, readAll: boolean): Promise<MemoSweepCounts> {
+    const pass = this.#pass(signal, readAll).finally(() => {
       this.#running = undefined;
     });
     this.#running = pass;
+    this.#runningReadsAll = readAll;
     return pass;
   }
 
-  async #pass(signal: AbortSignal | undefined): Promise<MemoSweepCounts> {
+  async #pass(signal: AbortSignal | undefined, readAll: boolean): Promise<MemoSweepCounts> {
     const core = this.#core;
     const stopped = (): boolean => signal?.aborted === true;
     const now = core.clock.now();
     const counts = { swept: 0, stale: 0, deferred: 0 };
-    if (this.#nextDue !== undefined && now < this.#nextDue) return counts;
+    if (!readAll && this.#nextDue !== undefined && now < this.#nextDue) return counts;
     // Past the damaged markers skipped so far in this pass (the swept ones are deleted).
     let after: string | undefined;
     for (;;) {

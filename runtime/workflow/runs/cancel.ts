@@ -17,6 +17,7 @@ import { addTerminalEffects, terminationOfActive, type EndOfActiveRun } from "./
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
+import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
 
 /** A bound on retries across concurrent step transitions; each retry follows a real state change. */
 const MAX_ROUNDS = 32;
@@ -61,7 +62,9 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       // Only a waiter still scheduled holds the index entry; a woken one released it already.
       signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,
     };
-    const effects = addTerminalEffects(core.terminal, terminationOfActive(runId, r.run, end, now, core.memos.prefix, job));
+    const t = terminationOfActive(runId, r.run, end, now, core.memos.prefix, job);
+    await recordOutcomeWithoutWorker(core, t);
+    const effects = addTerminalEffects(core.terminal, t);
     const out = await core.queue.cancelJob(r.pointer.jobId, effects);
     if (out === "removed") {
       core.noteTerminated(runId, now);

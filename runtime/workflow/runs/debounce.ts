@@ -21,6 +21,7 @@ import type { RunDebounce, RunOptions } from "./run-types.js";
 import { addTerminalEffects, terminationOfActive } from "./terminal.js";
 import { ownHeader } from "../../option-values.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
+import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
 
 /** Checks `RunOptions.debounce`; throws `ValidationError` naming the option. */
 export function checkRunDebounce(o: RunOptions, path = "RunOptions"): void {
@@ -71,5 +72,6 @@ export async function supersessionOf(core: RuntimeCore, d: RunDebounce, by: RunI
     now,
     core.memos.prefix,
   );
+  await recordOutcomeWithoutWorker(core, t);
   return { jobId: holder.jobId, effects: addTerminalEffects(core.terminal, t), ended: { runId, atMs: now } };
 }

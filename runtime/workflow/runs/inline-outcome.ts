@@ -13,10 +13,11 @@
  *
  * A run that ends without a worker (see `end-tokens`) has no outcome
  * beyond its termination: its terminal record keeps the run's headers
- * inline when they fit, and its outcome is read back from the record; one
- * without them (too large, or written by an earlier version) is read as
- * its termination once no result record is found, so `outcome()` answers
- * for every ended run.
+ * inline when they fit, and its outcome is read back from the record;
+ * larger headers go to a run result record written before the end (see
+ * `workerless-outcome`). One an earlier version wrote without them is read
+ * as its termination once no result record is found, so `outcome()`
+ * answers for every ended run.
  *
  * Pure: no IO.
  */
@@ -60,7 +61,7 @@ export function inlineOutcomeOf(o: RunOutcome): InlineOutcome | undefined {
  * The inline part of the outcome of a run that ends without a worker: its
  * headers, when they fit {@link INLINE_OUTCOME_MAX_BYTES} (the error text
  * is the termination's own); `undefined` when they do not, and the
- * outcome then reports no headers.
+ * outcome then goes to a run result record (see `workerless-outcome`).
  */
 export function inlineHeadersOf(headers: Readonly<Record<string, string>>): InlineOutcome | undefined {
   const inline: InlineOutcome = { headers: { ...headers } };
@@ -74,9 +75,10 @@ export function outcomeOfTerminal(t: TerminalRecord): RunOutcome | null {
 
 /**
  * The outcome of a run that ended without a worker and whose terminal
- * record keeps none inline (its headers did not fit, or an earlier version
- * wrote it): its termination, with no headers. `null` for a worker's end,
- * whose outcome is in its run result record.
+ * record keeps none inline, when no run result record holds it (an earlier
+ * version wrote the end, and left out headers that did not fit): its
+ * termination, with no headers. `null` for a worker's end, whose outcome
+ * is in its run result record.
  */
 export function outcomeOfTermination(t: TerminalRecord): RunOutcome | null {
   return endedWithoutWorker(t.token, t.errorKind) ? outcomeFrom(t, undefined) : null;
@@ -84,11 +86,13 @@ export function outcomeOfTermination(t: TerminalRecord): RunOutcome | null {
 
 /**
  * Whether `o`, read from the run result record under `t`'s token, is the
- * outcome of termination `t`. A token comes back when a dead step requeued
- * with fresh attempts ends the run again (`<job id>:<attempt>`): a record
- * read and kept before that redrive answers under it, and tells itself
- * apart by its status, step, error kind or error text (which the
- * termination holds whole, or cut short when long).
+ * outcome of termination `t`. A token came back when a dead step requeued
+ * with fresh attempts ended the run again (`<job id>:<attempt>`), and still
+ * does for a job an earlier version requeued, which carries no count of
+ * requeues (see `end-tokens`): a record read and kept before that redrive
+ * answers under it, and tells itself apart by its status, step, error
+ * kind or error text (which the termination holds whole, or cut short
+ * when long).
  */
 export function outcomeOfEnd(o: RunOutcome, t: TerminalRecord): boolean {
   if (o.status !== t.status || o.finalStep !== t.finalStep || o.errorKind !== (t.errorKind ?? undefined)) return false;

@@ -9,7 +9,7 @@ import { decodeIndexEntry, runIndexKey, type IndexEntry } from "./run-index.js";
 import type { RunHistory, StepHistory } from "./run-history.js";
 import type { RunId } from "./run-id.js";
 import { activeView } from "./run-rows.js";
-import { jobIdOfToken } from "./redrive.js";
+import { jobIdOfToken } from "./end-tokens.js";
 import type { RunReads } from "./list-runs.js";
 import type { Building } from "../../queue/cancel-state.js";
 

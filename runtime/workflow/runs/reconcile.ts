@@ -33,6 +33,7 @@ import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { ownHeader } from "../../option-values.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
+import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
 export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jobId: string): Promise<boolean> {
@@ -54,6 +55,8 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   if (!RunId.isValid(runId)) return false;
   const r = await view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== jobId) return false;
+  // The job's attempt history keeps its requeues (the job view does not): a redriven step dead again ends the run under a token of its own.
+  const requeues = (await core.queue.view().attemptHistory(jobId)).filter((a) => a.outcome === "requeued").length;
   const now = core.clock.now();
   const t = terminationOfActive(
     runId,
@@ -63,12 +66,13 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
       errorKind: "dead_lettered",
       error: info.lastError ?? "the step was dead-lettered by the queue",
       finalStep: r.pointer.step,
-      token: tokenWithoutWorker("dead_lettered", jobId),
+      token: tokenWithoutWorker("dead_lettered", jobId, requeues),
     },
     now,
     core.memos.prefix,
     info,
   );
+  await recordOutcomeWithoutWorker(core, t);
   const effects = addTerminalEffects(core.terminal, t);
   // The commit needs an enqueue of its own: the notification when the hook observes the
   // outcome, else a no-op job the worker acknowledges. Either way termination, notification

@@ -51,6 +51,7 @@ import { signalDeliveredKey, signalTimedOutKey } from "../records/kv-keys.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { RunNotFoundError, RunNotRetryableError } from "../workflow-errors.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
+import { jobIdOfToken } from "./end-tokens.js";
 import {
   decodeRedrives,
   decodeStepRecord,
@@ -73,14 +74,6 @@ import { refuseUnknownRetryFields } from "./run-option-fields.js";
 
 /** Rounds of re-reading after a concurrent change (a worker finishing a requeued step's re-opening). */
 const MAX_ROUNDS = 8;
-
-/** The job id a terminal record's token names: the job whose settlement (or removal) ended the run. */
-export function jobIdOfToken(token: string): string | undefined {
-  if (token.startsWith("dead:")) return token.slice(5);
-  if (token.startsWith("cancel:")) return token.slice(7);
-  const colon = token.lastIndexOf(":");
-  return colon > 0 ? token.slice(0, colon) : undefined;
-}
 
 /** Checks `retryRun` options; returns `fromStep`. `ValidationError` for anything else (also in a client, before writing). */
 export function checkRetryOptions(opts: unknown): number | undefined {

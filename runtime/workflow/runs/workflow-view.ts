@@ -305,7 +305,7 @@ export class WorkflowView {
    * terminated without a worker (a cancel of a waiting step, a step
    * dead-lettered outside the worker, a debounce replacing it) has its
    * termination as its outcome: status, error and error kind as `status`
-   * reports them, and its headers when they fit 1 KiB. `null` while the
+   * reports them, and its headers (in a result record past 1 KiB). `null` while the
    * run is active, when it is unknown, and for a run whose worker's result
    * record was removed (`wait` says why).
    */

@@ -44,6 +44,7 @@ import { watchMemoWrites } from "../memo/memo.js";
 import { FLOW_HEADER_PREFIX, flowHeadersOf, withCurrentLimit } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
+import { deliveryToken } from "../runs/end-tokens.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
 import { nextStepIdTaken } from "../runs/drawn-job-id.js";
 import { ownHeader, showLoneSurrogates } from "../../option-values.js";
@@ -352,7 +353,7 @@ function terminationBase(
     // Only a step continued on a signal has signal keys its end must delete (see `releaseStepSignal`).
     finalStepWaited: ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined,
     headers: run.headers,
-    token: `${job.id}:${job.attempt}`,
+    token: deliveryToken(job.id, job.attempt, job.requeues),
     nowMs,
     priority: job.priority,
     maxAttempts: job.maxAttempts,

@@ -1,0 +1,23 @@
+/**
+ * @module The run result record of an end no worker performs (see
+ * `end-tokens`) whose headers do not fit its terminal record.
+ *
+ * Such an end's outcome is its termination, read back from the terminal
+ * record with the run's headers kept inline when they fit
+ * `INLINE_OUTCOME_MAX_BYTES` (see `inline-outcome`). Larger headers (runs
+ * take up to 32 KiB) are written as a run result record under the end's
+ * token before the end commits, as a worker writes a large outcome: every
+ * reader (a `wait`, `outcome()` here or in another process, the operator)
+ * reads it by the token of the terminal record that committed, so the
+ * outcome reports the headers the terminal hook is given. An end that
+ * does not commit after all (a cancel that found its step settled) leaves
+ * a record no terminal record names, removed with the run's memo.
+ */
+import type { RuntimeCore } from "../runtime-core.js";
+import { runOutcomeOf, type TerminationInput } from "./terminal.js";
+
+/** Writes the result record of `t` when its headers were left out of its terminal record; store faults retried, then thrown. */
+export async function recordOutcomeWithoutWorker(core: RuntimeCore, t: TerminationInput): Promise<void> {
+  if (t.inline !== undefined) return;
+  await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+}
