@@ -114,7 +114,8 @@ export async function readNewestLease(
   const opts = after === undefined ? {} : { startAfter: leaseKey(prefix, after) };
   for await (const o of store.list(leaseFolder(prefix), opts)) {
     const n = parseLeaseKey(prefix, o.key);
-    if (n !== undefined && (newest === undefined || n > newest)) newest = n;
+    // By number, not by where the listing started: a store may list from the start whatever it was asked.
+    if (n !== undefined && (after === undefined || n > after) && (newest === undefined || n > newest)) newest = n;
   }
   if (newest === undefined) return undefined;
   const got = await store.get(leaseKey(prefix, newest));
@@ -152,10 +153,16 @@ export async function createLease(store: ObjectStore, prefix: string, n: number,
   }
 }
 
-/** Whether a lease object after `n` exists (one listing). */
+/**
+ * Whether a lease object after `n` exists (one listing). Numbers are
+ * compared, not taken from where the listing started: a store that lists
+ * from the start whatever it was asked shows object `n` itself, which read
+ * as newer voided every claim and ended every term at its first look.
+ */
 export async function newerLeaseExists(store: ObjectStore, prefix: string, n: number): Promise<boolean> {
   for await (const o of store.list(leaseFolder(prefix), { startAfter: leaseKey(prefix, n) })) {
-    if (parseLeaseKey(prefix, o.key) !== undefined) return true;
+    const listed = parseLeaseKey(prefix, o.key);
+    if (listed !== undefined && listed > n) return true;
   }
   return false;
 }

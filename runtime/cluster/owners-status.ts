@@ -3,6 +3,7 @@
  * deployment), the lease holder, when its lease runs out, and the backlog
  * of the step queue and of the client inbox. Reads only; never fences.
  */
+import { listedUnder } from "../store/listing-pages.js";
 import { decodeTime } from "ulid";
 import { requestsPrefix, KEEP_NAME } from "../client/inbox-layout.js";
 import { readShardLayout, shardStoreName } from "../client/shard-route.js";
@@ -93,7 +94,7 @@ async function readOne(store: ObjectStore, shard: number | null, storeName: stri
   const holder = await readHolder(store, storeName);
   let backlog: OwnerStatus["backlog"] = null;
   let hasQueue = false;
-  for await (const _ of store.list(`${storeName}/db/`)) {
+  for await (const _ of listedUnder(store, `${storeName}/db/`)) {
     hasQueue = true;
     break;
   }
@@ -109,7 +110,7 @@ async function readOne(store: ObjectStore, shard: number | null, storeName: stri
   let requests = 0;
   let oldest: number | undefined;
   const folder = `${storeName}/${requestsPrefix(q)}`;
-  for await (const o of store.list(folder)) {
+  for await (const o of listedUnder(store, folder)) {
     const id = o.key.slice(folder.length);
     if (id === KEEP_NAME) continue;
     requests++;

@@ -12,6 +12,7 @@
  * handed-back shard at once while below its share and after a grace period
  * otherwise, and hands one shard back per interval while above it.
  */
+import { listedUnder } from "../store/listing-pages.js";
 import { ConstructionGate } from "../internal-construction.js";
 import { SystemClock, timedClock, type Clock, type TimedClock } from "../clock.js";
 import { PreconditionFailedError, ValidationError } from "../errors.js";
@@ -39,7 +40,7 @@ import {
  */
 export async function createShards(store: ObjectStore, name: string, shards: number): Promise<ShardLayout> {
   checkShardCount(shards);
-  for await (const o of store.list(`${name}/db/`)) {
+  for await (const o of listedUnder(store, `${name}/db/`)) {
     throw new ValidationError(`the store "${name}" already holds an unsharded queue (${o.key}); shard a new store name instead`);
   }
   try {
@@ -223,7 +224,7 @@ export class ShardWorkers {
     const now = this.#clock.now();
     const newest = new Map<string, number>();
     const folder = membersFolder(this.#name);
-    for await (const o of this.#store.list(folder)) {
+    for await (const o of listedUnder(this.#store, folder)) {
       const rest = o.key.slice(folder.length);
       const slash = rest.lastIndexOf("/");
       const n = Number(rest.slice(slash + 1));

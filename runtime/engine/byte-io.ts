@@ -236,6 +236,13 @@ export class ByteReader {
     return this.buf[this.pos++]!;
   }
 
+  u32(): number {
+    this.#need(4);
+    const v = this.buf.readUInt32LE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
   varint(): number {
     // One byte, the usual case (key sections read three per entry).
     const at = this.pos;

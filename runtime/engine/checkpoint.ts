@@ -110,6 +110,7 @@ export async function writeSegments(
       firstKey: b.firstKey!,
       lastKey: b.lastKey!,
       run,
+      sum: b.sum,
     });
     onSegment?.(key.slice(w.prefix.length), b.blocks);
     builder = undefined;

@@ -15,7 +15,10 @@
  * Versions 1 and 2 checksum the body; a later version must checksum the
  * header's first 8 bytes (magic, version, flags) and the body, so that a
  * store written by a newer format fails with `UnsupportedFormatError` and a
- * flipped bit in the version field with `StoreCorruptedError`.
+ * flipped bit in the version field with `StoreCorruptedError`. Version 3
+ * does, and adds each segment's `sum` (segment-format.ts): a segment written
+ * by an earlier version, carried over from an earlier manifest, has none and
+ * is checked as before.
  */
 import { crc32 } from "./checksum.js";
 import { pack } from "msgpackr";
@@ -28,7 +31,7 @@ import { asBuffer } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 
 /** The manifest format this engine writes; it reads this and older. */
-export const MANIFEST_FORMAT_VERSION = 2;
+export const MANIFEST_FORMAT_VERSION = 3;
 const MAGIC = 0x464d5154; // "TQMF" read as little-endian u32
 const HEADER_BYTES = 12;
 /** msgpackr's own `unpack`, with record layouts no prototype can supply (own-layouts.ts). */
@@ -43,6 +46,12 @@ export interface SegmentRef {
   lastKey: string;
   /** The run this segment belongs to: the id of the manifest that first listed it. */
   run: number;
+  /**
+   * The segment's tail checksum, which covers every byte of a segment of
+   * format version 2 or later (segment-format.ts): a read of it is checked
+   * against this. Absent for segments written before manifest version 3.
+   */
+  sum?: number;
 }
 
 /** A decoded manifest. */
@@ -99,16 +108,22 @@ export function encodeManifest(m: Manifest): Buffer {
   out.writeUInt32LE(MAGIC, 0);
   out.writeUInt16LE(MANIFEST_FORMAT_VERSION, 4);
   out.writeUInt16LE(0, 6);
-  out.writeUInt32LE(crc32(body), 8);
   body.copy(out, HEADER_BYTES);
+  out.writeUInt32LE(manifestChecksum(out, MANIFEST_FORMAT_VERSION), 8);
   return out;
 }
 
 /** A manifest's fields and a segment's: each made the decoded map's own while `Object.prototype` holds its name, so an absent one reads as absent. */
 const MANIFEST_FIELDS: readonly (keyof Manifest)[] = ["id", "epoch", "walNext", "segments", "fences", "createdAt", "lastSegment", "opener"];
-const SEGMENT_FIELDS: readonly (keyof SegmentRef)[] = ["name", "bytes", "entries", "firstKey", "lastKey", "run"];
+const SEGMENT_FIELDS: readonly (keyof SegmentRef)[] = ["name", "bytes", "entries", "firstKey", "lastKey", "run", "sum"];
 
 const isNat = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+/** The checksum a manifest of `version` carries in `bytes` (header and body): the body's, or from version 3 the first 8 header bytes' and the body's. */
+function manifestChecksum(bytes: Buffer, version: number): number {
+  const body = bytes.subarray(HEADER_BYTES);
+  return version < 3 ? crc32(body) : crc32(body, crc32(bytes.subarray(0, 8)));
+}
 
 /**
  * Decodes manifest number `expectedId` after checking its magic, version and
@@ -124,13 +139,13 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
   if (version > MANIFEST_FORMAT_VERSION) {
     // Versions 1 and 2 checksum the body only; every later one must checksum the first 8 header bytes and the body,
     // so that a version is trusted only under a checksum that holds (a flipped bit in it is damage, not a newer taquba).
-    if (crc32(Buffer.concat([buf.subarray(0, 8), body])) !== buf.readUInt32LE(8)) {
+    if (manifestChecksum(buf, version) !== buf.readUInt32LE(8)) {
       throw corrupt(`manifest checksum mismatch (truncated or altered; its format version field reads ${version})`);
     }
     throw new UnsupportedFormatError(objectKey, version, MANIFEST_FORMAT_VERSION);
   }
   if (version < 1) throw corrupt(`manifest names format version ${version}, which no taquba writes`);
-  if (crc32(body) !== buf.readUInt32LE(8)) throw corrupt("manifest checksum mismatch (truncated or altered)");
+  if (manifestChecksum(buf, version) !== buf.readUInt32LE(8)) throw corrupt("manifest checksum mismatch (truncated or altered)");
   let raw: unknown;
   try {
     const entries = assertPlainMessagePack(body);
@@ -162,7 +177,8 @@ export function decodeManifest(objectKey: string, bytes: Uint8Array, expectedId:
         isNat(s.entries) &&
         typeof s.firstKey === "string" &&
         typeof s.lastKey === "string" &&
-        (version < 2 ? s.run === undefined : isNat(s.run)),
+        (version < 2 ? s.run === undefined : isNat(s.run)) &&
+        (s.sum === undefined || (version >= 3 && isNat(s.sum) && s.sum <= 0xffffffff)),
     );
   if (
     !m ||

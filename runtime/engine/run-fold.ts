@@ -16,8 +16,8 @@ import { compareKeys } from "../store/keys.js";
 import type { SegmentRef } from "./manifest.js";
 import type { ArenaValue, PackedValue } from "./paged-value.js";
 import type { StoreContext } from "./recovery.js";
-import { decodeSegmentIndex, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
-import { blockWindow, readSegmentRange, readSegmentTail } from "./segment-reads.js";
+import { decodeSegmentTail, readBlockEntries, type SegmentBlockInfo } from "./segment-format.js";
+import { blockWindow, checkSegmentIdentity, readSegmentRange, readSegmentTail } from "./segment-reads.js";
 
 /** Most bytes of one read of a folded run: what a fold holds per run it reads back. */
 export const FOLD_WINDOW_BYTES = 256 * 1024;
@@ -100,7 +100,9 @@ class RunReader {
     const key = this.#ctx.prefix + seg.name;
     const tail = await readSegmentTail(this.#ctx, seg, TAIL_GUESS, (offset, length) => readSegmentRange(this.#ctx, seg, offset, length));
     if (tail === null) throw new StoreCorruptedError(key, "it is missing, but the writer's own manifest lists it");
-    return decodeSegmentIndex(key, tail, seg.bytes);
+    const decoded = decodeSegmentTail(key, tail, seg.bytes);
+    checkSegmentIdentity(key, seg, decoded);
+    return decoded.blocks;
   }
 
   async #window(seg: SegmentRef, slot: number): Promise<void> {

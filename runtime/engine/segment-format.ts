@@ -15,7 +15,8 @@
  *         follows (d / 4 bytes, at most `KEY_SECTION_INLINE_BYTES`); 3 a value of d / 4
  *         bytes held in its block only. Readers of version 1 skip the slot whatever its kind
  * index   varint blockCount, then per block: varint offset, varint length (with CRC),
- *         varint entryCount, first key, last key (length-prefixed UTF-8)
+ *         varint entryCount, u32 the block's CRC-32 (version 2 on; version 1 has none),
+ *         first key, last key (length-prefixed UTF-8)
  * footer  u64 filterOffset, u32 filterLength, u64 indexOffset, u32 indexLength,
  *         u64 entryCount, u16 version, u16 flags, "TQSG", u32 CRC-32 of filter + index + footer
  * ```
@@ -25,6 +26,12 @@
  * read by block: the footer and index with one ranged read of the tail
  * (`segmentIndexStart`, then `decodeSegmentIndex`), then single blocks
  * (`decodeBlock`), each verified against its own checksum.
+ *
+ * From version 2 the index holds each block's checksum, so the tail checksum
+ * covers every byte of the segment through them: it is the segment's `sum`,
+ * which the manifest records to tell a segment from another one of the same
+ * size, entry count and key range (see `checkSegmentIdentity`), and every
+ * block read is checked against the checksum its index gives.
  */
 import { crc32 } from "./checksum.js";
 import { StoreCorruptedError } from "../errors.js";
@@ -45,7 +52,7 @@ export function segmentCorrupted(objectKey: string, detail: string): StoreCorrup
 }
 
 /** The segment format this engine writes; it reads this and older. */
-export const SEGMENT_FORMAT_VERSION = 1;
+export const SEGMENT_FORMAT_VERSION = 2;
 const MAGIC = 0x47535154; // "TQSG" read as little-endian u32
 const FOOTER_BYTES = 44;
 /** Bytes of the fixed footer at the end of every segment. */
@@ -81,6 +88,8 @@ export interface SegmentBlockInfo {
   entries: number;
   firstKey: string;
   lastKey: string;
+  /** The block's CRC-32 as the index gives it; absent in a version 1 segment, whose index has none. */
+  crc?: number;
 }
 
 /**
@@ -244,6 +253,7 @@ export class SegmentBuilder {
       entries: this.#blockEntries,
       firstKey: this.#blockFirst,
       lastKey: this.#lastKeyString(),
+      crc,
     });
     this.#blockStart = w.pos;
     this.#blockEntries = 0;
@@ -253,6 +263,12 @@ export class SegmentBuilder {
   get blocks(): readonly SegmentBlockInfo[] {
     return this.#blocks;
   }
+
+  /** The finished segment's `sum` (its tail checksum, see the module documentation); -1 before `finish`. */
+  get sum(): number {
+    return this.#sum;
+  }
+  #sum = -1;
 
   /** The finished object; the builder must not be used after. */
   finish(): Buffer {
@@ -275,6 +291,7 @@ export class SegmentBuilder {
       w.varint(b.offset);
       w.varint(b.length);
       w.varint(b.entries);
+      w.u32(b.crc!);
       w.str(b.firstKey);
       w.str(b.lastKey);
     }
@@ -291,7 +308,8 @@ export class SegmentBuilder {
     buf.writeUInt16LE(SEGMENT_FORMAT_VERSION, footer + 32);
     buf.writeUInt16LE(0, footer + 34);
     buf.writeUInt32LE(MAGIC, footer + 36);
-    buf.writeUInt32LE(crc32(buf.subarray(filterOffset, footer + 40)), footer + 40);
+    this.#sum = crc32(buf.subarray(filterOffset, footer + 40));
+    buf.writeUInt32LE(this.#sum, footer + 40);
     return w.finished();
   }
 }
@@ -352,6 +370,7 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
   checkFooter(objectKey, buf, 0, f);
   const { filterOffset, indexOffset, entryCount } = f;
   const footer = buf.length - FOOTER_BYTES;
+  const crcs = f.version >= 2;
   try {
     const index = new ByteReader(buf, indexOffset, footer);
     const blockCount = index.varint();
@@ -362,11 +381,12 @@ export function readSegmentEntries(objectKey: string, bytes: Uint8Array, onEntry
       const offset = index.varint();
       const length = index.varint();
       const entries = index.varint();
+      const crc = crcs ? index.u32() : -1;
       index.skip(index.varint());
       index.skip(index.varint());
       if (offset !== expectedOffset || length < 4 || offset + length > filterOffset) throw corrupt(`segment block ${i} lies outside the data`);
       // Keys ascend across blocks too: the walk goes on from the previous block's last key.
-      last = walkBlock(objectKey, buf, i, offset, length, entries, last, undefined, onEntry);
+      last = walkBlock(objectKey, buf, i, offset, length, entries, last, undefined, onEntry, crc);
       expectedOffset = offset + length;
       total += entries;
     }
@@ -394,7 +414,9 @@ const NO_KEY: KeyAt = { at: -1, len: 0 };
  * block's last key, or from `bounds.firstKey` to `bounds.lastKey` when its
  * index entry is given), that a tombstone carries no value and that no
  * bytes follow the entries, and calls `onEntry` with where each entry lies.
- * Returns where its last key lies. A `DecodeError` is the caller's to name.
+ * `crc`, the block's checksum as its index gives it (-1 when it gives none),
+ * must be the one the block ends with. Returns where its last key lies. A
+ * `DecodeError` is the caller's to name.
  */
 function walkBlock(
   objectKey: string,
@@ -406,10 +428,14 @@ function walkBlock(
   prev: KeyAt,
   bounds: { readonly firstKey: string; readonly lastKey: string } | undefined,
   onEntry: RawEntry,
+  crc: number,
 ): KeyAt {
   const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   const end = offset + length - 4;
-  if (crc32(buf.subarray(offset, end)) !== buf.readUInt32LE(end)) throw corrupt(`segment block ${blockNo} checksum mismatch`);
+  const stored = buf.readUInt32LE(end);
+  if (crc32(buf.subarray(offset, end)) !== stored) throw corrupt(`segment block ${blockNo} checksum mismatch`);
+  // A sound block of another segment, or of another version of this one: its own checksum holds, its index's does not.
+  if (crc >= 0 && stored !== crc) throw corrupt(`segment block ${blockNo} is not the block its index lists (their checksums differ)`);
   const r = new ByteReader(buf, offset, end);
   let prevAt = prev.at;
   let prevLen = prev.len;
@@ -534,17 +560,19 @@ export function decodeSegmentIndex(objectKey: string, tail: Uint8Array, size: nu
     const blocks: SegmentBlockInfo[] = [];
     let expectedOffset = 0;
     let total = 0;
+    const crcs = f.version >= 2;
     for (let i = 0; i < blockCount; i++) {
       const offset = index.varint();
       const length = index.varint();
       const entries = index.varint();
+      const crc = crcs ? index.u32() : -1;
       const firstKey = index.str();
       const lastKey = index.str();
       if (offset !== expectedOffset || length < 4 || offset + length > f.filterOffset) throw corrupt(`segment block ${i} lies outside the data`);
       if (entries < 1 || compareKeys(firstKey, lastKey) > 0 || (i > 0 && compareKeys(blocks[i - 1]!.lastKey, firstKey) >= 0)) {
         throw corrupt(`segment index entry ${i} is out of order`);
       }
-      blocks.push({ offset, length, entries, firstKey, lastKey });
+      blocks.push(crc < 0 ? { offset, length, entries, firstKey, lastKey } : { offset, length, entries, firstKey, lastKey, crc });
       expectedOffset = offset + length;
       total += entries;
     }
@@ -588,7 +616,7 @@ export function readBlockEntries(objectKey: string, blockNo: number, info: Segme
   const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   if (buf.length !== info.length) throw corrupt(`segment block ${blockNo} is ${buf.length} bytes, its index says ${info.length}`);
   try {
-    walkBlock(objectKey, buf, blockNo, 0, info.length, info.entries, NO_KEY, info, onEntry);
+    walkBlock(objectKey, buf, blockNo, 0, info.length, info.entries, NO_KEY, info, onEntry, info.crc ?? -1);
   } catch (err) {
     if (err instanceof DecodeError) throw corrupt(`undecodable segment block ${blockNo}: ${err.message}`);
     throw err;
@@ -599,6 +627,10 @@ export function readBlockEntries(objectKey: string, blockNo: number, info: Segme
 export interface SegmentTail {
   blocks: SegmentBlockInfo[];
   entryCount: number;
+  /** The tail checksum: from version 2 on it covers every block through the index (see the module documentation). */
+  sum: number;
+  /** The segment's format version (checked). */
+  version: number;
   /** The key section's entries: `buf[start..end)`, `count` of them; undefined for a segment without one. */
   keys: { buf: Buffer; count: number; start: number; end: number } | undefined;
 }
@@ -617,14 +649,16 @@ export function decodeSegmentTail(objectKey: string, tail: Uint8Array, size: num
   const f = readFooter(objectKey, buf, start, size);
   const corrupt = (detail: string) => segmentCorrupted(objectKey, detail);
   const r = new ByteReader(buf, f.filterOffset - start, f.indexOffset - start);
-  if (r.remaining === 0 || buf[r.pos] !== FILTER_KEYS) return { blocks, entryCount: f.entryCount, keys: undefined };
+  const sum = buf.readUInt32LE(buf.length - 4);
+  const known = { blocks, entryCount: f.entryCount, sum, version: f.version };
+  if (r.remaining === 0 || buf[r.pos] !== FILTER_KEYS) return { ...known, keys: undefined };
   try {
     r.u8();
     const length = r.varint();
     if (length !== r.remaining) throw corrupt(`segment key section says ${length} bytes, its slot holds ${r.remaining}`);
     const count = r.varint();
     if (count !== f.entryCount) throw corrupt(`segment key section lists ${count} entries, its footer says ${f.entryCount}`);
-    return { blocks, entryCount: f.entryCount, keys: { buf, count, start: r.pos, end: r.end } };
+    return { ...known, keys: { buf, count, start: r.pos, end: r.end } };
   } catch (err) {
     if (err instanceof DecodeError) throw corrupt(`undecodable segment key section: ${err.message}`);
     throw err;

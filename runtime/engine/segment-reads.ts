@@ -69,23 +69,32 @@ export async function readSegmentTail(
 /**
  * Checks that the segment read for `seg` is the one its manifest lists: its
  * entry count and its first and last keys (from its block index, which its
- * tail's checksum covers, and which every block read is checked against).
- * A store answering another segment's bytes of the same size passes every
- * checksum of the segment itself; this catches it unless the other segment
- * holds as many entries over the same key range (see docs/engine.md,
- * "A segment's identity").
+ * tail's checksum covers, and which every block read is checked against),
+ * and, when the manifest records one, its `sum`, which covers every block of
+ * a segment of format version 2 or later. A store answering another
+ * segment's bytes of the same size passes every checksum of the segment
+ * itself; a manifest without a `sum` (written before version 3) only has
+ * the count and key range to tell them apart (see docs/engine.md, "A
+ * segment's identity").
  */
 export function checkSegmentIdentity(objectKey: string, seg: SegmentRef, tail: SegmentTail): void {
   const { blocks } = tail;
   const mismatch = (detail: string) =>
     segmentCorrupted(objectKey, `${detail}: the store answered bytes of another segment, or the manifest and the segment disagree`);
   if (tail.entryCount !== seg.entries) throw mismatch(`segment holds ${tail.entryCount} entries, the manifest says ${seg.entries}`);
-  if (blocks.length === 0) return;
-  const first = blocks[0]!.firstKey;
-  const last = blocks[blocks.length - 1]!.lastKey;
-  if (first !== seg.firstKey) throw mismatch(`segment starts at key ${JSON.stringify(first)}, the manifest says ${JSON.stringify(seg.firstKey)}`);
-  if (last !== seg.lastKey) throw mismatch(`segment ends at key ${JSON.stringify(last)}, the manifest says ${JSON.stringify(seg.lastKey)}`);
+  if (blocks.length > 0) {
+    const first = blocks[0]!.firstKey;
+    const last = blocks[blocks.length - 1]!.lastKey;
+    if (first !== seg.firstKey) throw mismatch(`segment starts at key ${JSON.stringify(first)}, the manifest says ${JSON.stringify(seg.firstKey)}`);
+    if (last !== seg.lastKey) throw mismatch(`segment ends at key ${JSON.stringify(last)}, the manifest says ${JSON.stringify(seg.lastKey)}`);
+  }
+  // Last: a count or key range that differs says more than two checksums.
+  if (seg.sum !== undefined && (tail.sum !== seg.sum || tail.version < 2)) {
+    throw mismatch(`segment's checksum is ${hex(tail.sum)}, the manifest records ${hex(seg.sum)}`);
+  }
 }
+
+const hex = (n: number) => n.toString(16).padStart(8, "0");
 
 /**
  * The blocks `first..last` of one read of a segment and their bytes: from

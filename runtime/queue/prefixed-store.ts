@@ -2,6 +2,7 @@
  * @module A view of an object store confined to one key prefix, so that
  * several queues (each with its own engine) can share one bucket.
  */
+import { listedUnder } from "../store/listing-pages.js";
 import { passPutMarks } from "../store/pass-put-marks.js";
 import type { ListOptions, ListedObject, ObjectStore, PutOptions, StoredObject } from "../store/object-store.js";
 
@@ -50,7 +51,7 @@ export class PrefixedStore implements ObjectStore {
 
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
     const inner = opts.startAfter === undefined ? {} : { startAfter: this.prefix + opts.startAfter };
-    for await (const o of this.inner.list(this.prefix + prefix, inner)) {
+    for await (const o of listedUnder(this.inner, this.prefix + prefix, inner)) {
       yield { key: o.key.slice(this.prefix.length), size: o.size };
     }
   }

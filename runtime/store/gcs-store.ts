@@ -32,6 +32,7 @@ import {
   type StoreRetryOptions,
 } from "./request-retry.js";
 import { skipThrough } from "./skip-through.js";
+import { ListingPages } from "./listing-pages.js";
 import { inUtf8Order } from "./utf8-order.js";
 import { declareBuiltInStore } from "./own-state.js";
 
@@ -250,6 +251,8 @@ export class GcsStore implements ObjectStore {
   async *#listPages(prefix: string, startAfter: string | undefined): AsyncIterable<ListedObject> {
     const bucket = await this.#bucket();
     let pageToken: string | undefined;
+    // Only its token check: this listing's keys are put in order and skipped through start-after below.
+    const pages = new ListingPages(`bucket "${this.bucket}"`, "", prefix, undefined);
     do {
       const token = pageToken;
       const [files, next] = await this.#withRetries("list", prefix, () =>
@@ -268,6 +271,7 @@ export class GcsStore implements ObjectStore {
       }
       const nextToken = (next as { pageToken?: unknown } | null | undefined)?.pageToken;
       pageToken = typeof nextToken === "string" && nextToken !== "" ? nextToken : undefined;
+      pages.next(pageToken !== undefined, pageToken);
     } while (pageToken !== undefined);
   }
 

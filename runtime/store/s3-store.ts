@@ -9,6 +9,7 @@
  * 5xx, throttling or a network error are retried through the store layer's
  * one backoff loop (retry.ts), then surface as `StoreUnavailableError`.
  */
+import { ListingPages } from "./listing-pages.js";
 import { copyBytes } from "../bytes.js";
 import { createS3Client } from "./s3-client.js";
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
@@ -318,6 +319,8 @@ export class S3Store implements ObjectStore {
   async *list(prefix: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
     let continuationToken: string | undefined;
     const startAfter = opts.startAfter === undefined ? undefined : this.prefix + opts.startAfter;
+    // What the service lists is checked against what was asked: some S3-compatible services ignore parts of it.
+    const pages = new ListingPages(`bucket "${this.bucket}"`, this.prefix + prefix, prefix, startAfter);
     do {
       const token = continuationToken;
       const page = await this.#withRetries("list", prefix, (signal) =>
@@ -331,10 +334,10 @@ export class S3Store implements ObjectStore {
         ),
       );
       for (const object of page.Contents ?? []) {
-        if (object.Key === undefined || !object.Key.startsWith(this.prefix)) continue;
+        if (object.Key === undefined || !pages.take(object.Key)) continue;
         yield { key: object.Key.slice(this.prefix.length), size: object.Size ?? 0 };
       }
-      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      continuationToken = pages.next(page.IsTruncated === true, page.NextContinuationToken);
     } while (continuationToken !== undefined);
   }
 

@@ -4,14 +4,23 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, StoreCorruptedError, UnsupportedFormatError, ValidationError, WriteBatch } from "taquba";
-import { SegmentBuilder, decodeBlock, decodeSegmentIndex, readBlockEntries, readSegment, segmentIndexStart } from "../../runtime/engine/segment-format.js";
+import {
+  SEGMENT_FORMAT_VERSION,
+  SegmentBuilder,
+  decodeBlock,
+  decodeSegmentIndex,
+  readBlockEntries,
+  readSegment,
+  segmentIndexStart,
+} from "../../runtime/engine/segment-format.js";
 import { ByteWriter, writeU64 } from "../../runtime/engine/byte-io.js";
 import { WalBuilder, batchBound, decodeWal, encodeFence, readBatchOps } from "../../runtime/engine/wal-format.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 import { pack } from "msgpackr";
 import { crc32 } from "../../runtime/engine/checksum.js";
 import { futureManifest, futureSegment } from "../support/future-format.js";
-import { decodeManifest, encodeManifest, emptyManifest, segmentRuns } from "../../runtime/engine/manifest.js";
+import { manifestOfVersion2, segmentOfVersion1 } from "../support/earlier-formats.js";
+import { MANIFEST_FORMAT_VERSION, decodeManifest, encodeManifest, emptyManifest, segmentRuns } from "../../runtime/engine/manifest.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -124,10 +133,39 @@ describe("segment format", () => {
     expect(() => segmentIndexStart("seg/x", bytes.subarray(size - 10), size)).toThrow(/holds no footer/);
   });
 
+  it("gives each block's checksum in the index: a sound block of another segment with the same bounds is refused, and a version 1 segment reads without them", () => {
+    const build = (tag: string) => {
+      const b = new SegmentBuilder(128);
+      for (let i = 0; i < 60; i++) b.add(`key/${String(i).padStart(4, "0")}`, enc(`${tag} ${i}`.padEnd(80, tag)));
+      const bytes = b.finish();
+      return { bytes, sum: b.sum, blocks: decodeSegmentIndex("seg/x", bytes, bytes.length) };
+    };
+    const mine = build("a");
+    const twin = build("b");
+    expect(mine.blocks.map((x) => [x.offset, x.length, x.firstKey, x.lastKey])).toEqual(twin.blocks.map((x) => [x.offset, x.length, x.firstKey, x.lastKey]));
+    expect(mine.blocks.every((x, i) => x.crc === mine.bytes.readUInt32LE(x.offset + x.length - 4) && x.crc !== twin.blocks[i]!.crc)).toBe(true);
+    // The sum is the tail checksum, and it differs between the twins.
+    expect(mine.sum).toBe(mine.bytes.readUInt32LE(mine.bytes.length - 4));
+    expect(mine.sum).not.toBe(twin.sum);
+    const info = mine.blocks[2]!;
+    const other = twin.bytes.subarray(info.offset, info.offset + info.length);
+    expect(() => decodeBlock("seg/x", 2, info, other, () => {})).toThrow(/block 2 is not the block its index lists/);
+    expect(() => readBlockEntries("seg/x", 2, info, other, () => {})).toThrow(StoreCorruptedError);
+    // The whole segment's read checks its blocks against the index too.
+    const mixed = Buffer.from(mine.bytes);
+    other.copy(mixed, info.offset);
+    expect(() => readAll(mixed)).toThrow(/block 2 is not the block its index lists/);
+    // As a version 1 writer laid it out: no checksums in the index, read as before.
+    const old = segmentOfVersion1(mine.bytes);
+    const oldBlocks = decodeSegmentIndex("seg/x", old, old.length);
+    expect(oldBlocks.map((x) => x.crc)).toEqual(oldBlocks.map(() => undefined));
+    expect(readAll(old)).toEqual(readAll(mine.bytes));
+  });
+
   it("the block reader refuses a segment of a newer format version, saying to upgrade", () => {
     const b = new SegmentBuilder(64);
     b.add("a", enc("1"));
-    const bytes = futureSegment(b.finish(), 2); // one past this engine's
+    const bytes = futureSegment(b.finish(), SEGMENT_FORMAT_VERSION + 1); // one past this engine's
     const caught = (read: () => unknown) => {
       try {
         read();
@@ -145,7 +183,7 @@ describe("segment format", () => {
     expect(caught(() => segmentIndexStart("seg/x", bytes, bytes.length))).toBeInstanceOf(UnsupportedFormatError);
     // A version field altered without its checksum is damage, not a newer taquba.
     const flipped = Uint8Array.from(b.finish());
-    flipped[flipped.length - 12] = 2;
+    flipped[flipped.length - 12] = SEGMENT_FORMAT_VERSION + 1;
     expect(caught(() => segmentIndexStart("seg/x", flipped, flipped.length))).toBeInstanceOf(StoreCorruptedError);
     expect(caught(() => decodeSegmentIndex("seg/x", flipped.subarray(start), flipped.length))).toBeInstanceOf(StoreCorruptedError);
   });
@@ -273,7 +311,7 @@ describe("segment damage", () => {
     const foreign = Buffer.from(good);
     foreign[foreign.length - 8]! ^= 1; // the magic bytes
     damage(foreign, /bad magic bytes/);
-    const future = craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt16LE(2, at + 32) });
+    const future = craft([block(["a", "1"])], { footer: (b, at) => b.writeUInt16LE(SEGMENT_FORMAT_VERSION + 1, at + 32) });
     expect(() => readAll(future)).toThrow(UnsupportedFormatError);
     expect(() => readAll(future)).toThrow(/seg\/x/);
     // The filter's length, then the index's, disagree with the offsets.
@@ -594,8 +632,10 @@ describe("manifest format", () => {
     expect(decodeManifest("manifest/4", bytes, 4)).toEqual(m);
     expect(segmentRuns(m).map((r) => r.map((s) => s.name))).toEqual([["seg/1"], ["seg/2", "seg/3"]]);
     expect(() => decodeManifest("manifest/5", bytes, 5)).toThrow(StoreCorruptedError);
-    expect(() => decodeManifest("manifest/4", futureManifest(bytes, 3), 4)).toThrow(UnsupportedFormatError);
-    expect(() => decodeManifest("manifest/4", futureManifest(bytes, 3), 4)).toThrow(/format version 3/);
+    expect(() => decodeManifest("manifest/4", futureManifest(bytes, MANIFEST_FORMAT_VERSION + 1), 4)).toThrow(UnsupportedFormatError);
+    expect(() => decodeManifest("manifest/4", futureManifest(bytes, MANIFEST_FORMAT_VERSION + 1), 4)).toThrow(
+      new RegExp(`format version ${MANIFEST_FORMAT_VERSION + 1}`),
+    );
     // The version field altered without the checksum a later version writes: damage, whichever bit flipped.
     for (let bit = 0; bit < 16; bit++) {
       const altered = Buffer.from(bytes);
@@ -633,6 +673,23 @@ describe("manifest format", () => {
     const m = decodeManifest("manifest/7", v1, 7);
     expect(m.segments.map((s) => s.run)).toEqual([0, 0]);
     expect(segmentRuns(m)).toHaveLength(1);
+  });
+
+  it("round-trips each segment's sum, reads a version 2 manifest (body checksum, no sums), and rejects a malformed sum", () => {
+    const m = { ...emptyManifest(), id: 5, segments: [{ ...seg("seg/1", 1), sum: 0xffffffff }, seg("seg/2", 2), { ...seg("seg/3", 2), sum: 0 }] };
+    expect(decodeManifest("manifest/5", encodeManifest(m), 5)).toEqual(m);
+    const v2 = manifestOfVersion2("manifest/5", encodeManifest(m), new Map());
+    expect(v2.readUInt16LE(4)).toBe(2);
+    expect(decodeManifest("manifest/5", v2, 5).segments.map((s) => s.sum)).toEqual([undefined, undefined, undefined]);
+    // A version 2 manifest never carried a sum: one there is no field of its.
+    const body = pack({ id: 5, epoch: 0, walNext: 1, fences: [], createdAt: 0, segments: [{ ...seg("seg/1", 1), sum: 7 }] });
+    const v2WithSum = Buffer.concat([v2.subarray(0, 12), body]);
+    v2WithSum.writeUInt32LE(crc32(body), 8);
+    expect(() => decodeManifest("manifest/5", v2WithSum, 5)).toThrow(/missing or malformed/);
+    for (const bad of [-1, 1.5, "7", 2 ** 32]) {
+      const malformed = { ...emptyManifest(), id: 5, segments: [{ ...seg("seg/1", 1), sum: bad as unknown as number }] };
+      expect(() => decodeManifest("manifest/5", encodeManifest(malformed), 5), String(bad)).toThrow(/missing or malformed/);
+    }
   });
 
   it("rejects runs out of order and a version 2 segment without a run", () => {

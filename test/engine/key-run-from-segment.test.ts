@@ -88,6 +88,13 @@ describe("key runs built from segment bytes", () => {
       bad[1] = first!;
       bad[5] = second!;
       bad.writeUInt32LE(crc32(bad.subarray(0, 8)), 8);
+      // The index gives the block's checksum too (segment format 2): fix it there, and the tail checksum over it.
+      const footer = bad.length - 44;
+      const filterOffset = Number(bad.readBigUInt64LE(footer));
+      const inIndex = bad.indexOf(seg.subarray(8, 12), Number(bad.readBigUInt64LE(footer + 12)));
+      expect(inIndex).toBeGreaterThan(0);
+      bad.writeUInt32LE(bad.readUInt32LE(8), inIndex);
+      bad.writeUInt32LE(crc32(bad.subarray(filterOffset, footer + 40)), footer + 40);
       expect(() => readSegmentEntries("seg/x", bad, () => {})).toThrow(StoreCorruptedError);
       expect(() => readSegment("seg/x", bad, () => {})).toThrow(/keys out of order at block 0/);
     }

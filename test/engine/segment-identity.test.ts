@@ -1,14 +1,19 @@
 /**
  * @module A store that answers another segment's bytes for a segment of the
  * same size: every checksum of those bytes holds, so only the manifest's
- * record of the segment (entries, first and last key) can tell. The load
- * refuses with StoreCorruptedError naming the segment asked for, whether it
- * reads segments whole (a reader) or by their tails (a writer that pages
- * values, one run or several), and nothing is written.
+ * record of the segment (entries, first and last key, and the segment's
+ * checksum) can tell. The load refuses with StoreCorruptedError naming the
+ * segment asked for, whether it reads segments whole (a reader) or by their
+ * tails (a writer that pages values, one run or several), and nothing is
+ * written; a block read later is checked against the checksum its index
+ * gives. A store written before the checksum was recorded opens as before.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, StoreCorruptedError, WriteBatch, type ObjectStore } from "taquba";
 import { keysUnder } from "../support/store-keys.js";
+import { rewriteInEarlierFormats } from "../support/earlier-formats.js";
+import { parseNumberedKey } from "../../runtime/engine/layout.js";
+import { decodeManifest } from "../../runtime/engine/manifest.js";
 
 const MANUAL = { checkpointWalObjects: 0, checkpointWalBytes: 0, flushIntervalMs: 0 } as const;
 const PAGED = { ...MANUAL, pageValues: { keyPrefixes: ["k/"], minBytes: 16 } } as const;
@@ -119,5 +124,98 @@ describe("a segment read against its manifest record", () => {
     for (let p = paged.warm(["k/1199"]); p; p = paged.warm(["k/1199"])) await p;
     expect(paged.get("k/1199")).toEqual(value(1199));
     await paged.close();
+  });
+
+  /** Two engines under prefixes a/ and b/ of one store, one checkpoint each of the same keys, values of `bytes` bytes that differ: twin segments. */
+  async function twins(bytes: number): Promise<{ shared: MemoryStore; segA: string; segB: string; valueFor: (side: string, i: number) => Uint8Array }> {
+    const valueFor = (side: string, i: number) => new TextEncoder().encode(`${side} ${String(i).padStart(6, "0")} `.padEnd(bytes, side));
+    const shared = new MemoryStore();
+    for (const side of ["a", "b"]) {
+      const writer = await Engine.open(shared, { ...MANUAL, prefix: `${side}/` });
+      const batch = new WriteBatch();
+      for (let i = 1000; i < 1200; i++) batch.put(`k/${i}`, valueFor(side, i));
+      await writer.commit(batch);
+      await writer.checkpoint();
+      await writer.close();
+    }
+    const [segA] = await keysUnder(shared, "a/seg/");
+    const [segB] = await keysUnder(shared, "b/seg/");
+    expect((await shared.get(segA!))!.body.byteLength).toBe((await shared.get(segB!))!.body.byteLength);
+    return { shared, segA: segA!, segB: segB!, valueFor };
+  }
+
+  // Values of 24 B lie in the key section too (its checksum covered them before); values of 200 B lie in their blocks only.
+  for (const bytes of [24, 200]) {
+    it(`refuses a twin segment (same size, entries and key range, other values of ${bytes} B) read whole or by its tail`, async () => {
+      const { shared, segA, segB, valueFor } = await twins(bytes);
+      for (const open of [
+        (store: ObjectStore) => EngineReader.open(store, { prefix: "a/" }),
+        (store: ObjectStore) => Engine.open(store, { ...MANUAL, prefix: "a/" }),
+        (store: ObjectStore) => Engine.open(store, { ...PAGED, prefix: "a/" }),
+      ]) {
+        const s = swapping(shared, segA, segB);
+        const err = await refusal(open(s.store));
+        expect(err.objectKey).toBe(segA);
+        expect(err.message).toMatch(/segment's checksum is [0-9a-f]{8}, the manifest records [0-9a-f]{8}: the store answered bytes of another segment/);
+        expect(s.writes).toBe(0);
+      }
+      // The store itself is sound.
+      const reader = await EngineReader.open(shared, { prefix: "a/" });
+      expect(reader.get("k/1100")).toEqual(valueFor("a", 1100));
+      await reader.close();
+    });
+  }
+
+  it("a block read after the open is checked against the checksum its index gives", async () => {
+    const { shared, segA, segB, valueFor } = await twins(200);
+    let swapped = false;
+    const inner = swapping(shared, segA, segB).store;
+    const store: ObjectStore = {
+      get: (k) => (swapped ? inner : shared).get(k),
+      getRange: (k, o, l) => (swapped ? inner : shared).getRange(k, o, l),
+      put: (...args) => shared.put(...args),
+      delete: (k) => shared.delete(k),
+      list: (...args) => shared.list(...args),
+    };
+    const engine = await Engine.open(store, { ...PAGED, prefix: "a/" });
+    swapped = true;
+    const warmed = async (key: string) => {
+      for (let p = engine.warm([key]); p; p = engine.warm([key])) await p;
+    };
+    const err = await refusal(warmed("k/1100"));
+    expect(err.objectKey).toBe(segA);
+    expect(err.message).toMatch(/segment block \d+ is not the block its index lists/);
+    swapped = false;
+    await warmed("k/1100");
+    expect(engine.get("k/1100")).toEqual(valueFor("a", 1100));
+    await engine.close();
+  });
+
+  it("a store written before segment checksums were recorded opens and is served, and its next checkpoint records them for new segments only", async () => {
+    const store = new MemoryStore();
+    const writer = await Engine.open(store, MANUAL);
+    const batch = new WriteBatch();
+    for (let i = 1000; i < 1200; i++) batch.put(`k/${i}`, value(i));
+    await writer.commit(batch);
+    await writer.checkpoint();
+    await writer.close();
+    await rewriteInEarlierFormats(store);
+    const reader = await EngineReader.open(store);
+    expect(reader.get("k/1199")).toEqual(value(1199));
+    await reader.close();
+    const paged = await Engine.open(store, PAGED);
+    for (let p = paged.warm(["k/1000"]); p; p = paged.warm(["k/1000"])) await p;
+    expect(paged.get("k/1000")).toEqual(value(1000));
+    await paged.commit(new WriteBatch().put("k/2000", value(2000)));
+    await paged.checkpoint();
+    await paged.close();
+    const newest = (await keysUnder(store, "manifest/")).at(-1)!;
+    const m = decodeManifest(newest, (await store.get(newest))!.body, parseNumberedKey("", "manifest", newest)!);
+    expect(m.segments.map((seg) => seg.sum === undefined)).toEqual([true, false]);
+    const again = await Engine.open(store, PAGED);
+    for (let p = again.warm(["k/1000", "k/2000"]); p; p = again.warm(["k/1000", "k/2000"])) await p;
+    expect(again.get("k/1000")).toEqual(value(1000));
+    expect(again.get("k/2000")).toEqual(value(2000));
+    await again.close();
   });
 });

@@ -43,6 +43,8 @@ export interface TestGcsServer {
   /** Requests that reached the server, by HTTP method. */
   readonly requests: Record<string, number>;
   failNext(count: number, response: InjectedGcsResponse): void;
+  /** From now on (true) every listing page is the first page again, with the same page token, as a service ignoring page tokens answers. */
+  ignorePageTokens(on: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -118,6 +120,7 @@ function parseMultipart(body: Buffer, contentType: string): { headers: Record<st
 
 /** Starts the stand-in on 127.0.0.1 with one empty bucket. */
 export async function startGcsServer(opts: { bucket?: string } = {}): Promise<TestGcsServer> {
+  let ignoringTokens = false;
   const bucket = opts.bucket ?? "taquba-test";
   const buckets = new Map<string, Map<string, StoredGcsObject>>([[bucket, new Map()]]);
   const requests: Record<string, number> = {};
@@ -236,7 +239,7 @@ export async function startGcsServer(opts: { bucket?: string } = {}): Promise<Te
     if (kind === undefined && rawName === undefined && method === "GET") {
       const prefix = q.get("prefix") ?? "";
       const startOffset = q.get("startOffset");
-      const token = q.get("pageToken");
+      const token = ignoringTokens ? null : q.get("pageToken");
       const after = token ? Buffer.from(token, "base64").toString("utf8") : undefined;
       const max = Math.min(PAGE_LIMIT, Math.max(1, Number(q.get("maxResults") ?? PAGE_LIMIT) || PAGE_LIMIT));
       const names = [...objects.keys()]
@@ -264,6 +267,9 @@ export async function startGcsServer(opts: { bucket?: string } = {}): Promise<Te
     requests,
     failNext(count, response) {
       injected.push({ remaining: count, response });
+    },
+    ignorePageTokens(on) {
+      ignoringTokens = on;
     },
     async stop() {
       server.closeAllConnections();

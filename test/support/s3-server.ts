@@ -34,6 +34,9 @@
  *
  * `conditionalCreate: false` leaves `If-None-Match` to s3rver, which ignores
  * it: a server without conditional create, to prove that a writer refuses it.
+ *
+ * `listingFault` makes its listings answer as some S3-compatible services and
+ * proxies do (see `ListingFault`), with pages of `pageKeys` keys.
  */
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -75,6 +78,22 @@ export interface InjectedResponse {
   method?: string;
 }
 
+/**
+ * How the server's listings depart from S3's:
+ * - `"ignores start-after"`: a listing's first page starts at the prefix's first key;
+ * - `"ignores prefix"`: pages hold every key of the bucket (in order, after start-after);
+ * - `"repeats pages"`: every page is answered twice, the second time for the continuation token of the first;
+ * - `"ignores continuation tokens"`: every page is the first page again, with the same token;
+ * - `"truncated without token"`: a truncated page names no continuation token.
+ */
+export type ListingFault = "ignores start-after" | "ignores prefix" | "repeats pages" | "ignores continuation tokens" | "truncated without token";
+
+/** Listings as `ListingFault` describes, in pages of `pageKeys` keys (default 1,000). */
+export interface ListingFaults {
+  fault?: ListingFault;
+  pageKeys?: number;
+}
+
 export interface TestS3Server {
   endpoint: string;
   bucket: string;
@@ -84,6 +103,8 @@ export interface TestS3Server {
   readonly requests: Record<string, number>;
   /** Answers the next `count` matching object requests with `response` instead of serving them. */
   failNext(count: number, response: InjectedResponse): void;
+  /** Listings from now on as `faults` say; `{}` makes them S3's again. */
+  listWith(faults: ListingFaults): void;
   stop(): Promise<void>;
 }
 
@@ -134,19 +155,24 @@ async function walkObjects(bucketDir: string): Promise<string[]> {
  * UTF-8 byte order, prefix, start-after, at most 1,000 keys per page, and a
  * continuation token that is the base64 of the page's last key.
  */
-async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> {
+async function listObjectsV2(ctx: KoaContext, directory: string, faults: ListingFaults): Promise<void> {
+  const { fault } = faults;
   const bucket = decodeURIComponent(ctx.path.replace(/^\/|\/$/g, ""));
   const bucketDir = join(directory, bucket);
   const prefix = queryString(ctx, "prefix") ?? "";
-  const token = queryString(ctx, "continuation-token");
-  const startAfter = token !== undefined ? Buffer.from(token, "base64").toString("utf8") : queryString(ctx, "start-after");
-  const maxKeys = Math.min(1000, Number(queryString(ctx, "max-keys") ?? 1000));
+  const asked = fault === "ignores continuation tokens" ? undefined : queryString(ctx, "continuation-token");
+  // A token "again:<token>" serves the page of <token> a second time (see "repeats pages").
+  const again = asked?.startsWith("again:") === true;
+  const token = again ? asked!.slice("again:".length) || undefined : asked;
+  const startAfter =
+    token !== undefined ? Buffer.from(token, "base64").toString("utf8") : fault === "ignores start-after" ? undefined : queryString(ctx, "start-after");
+  const maxKeys = Math.min(faults.pageKeys ?? 1000, Number(queryString(ctx, "max-keys") ?? 1000));
   const files = await walkObjects(bucketDir);
   const after = startAfter === undefined ? undefined : Buffer.from(startAfter, "utf8");
   const keys = files
     .filter((f) => f.endsWith(OBJECT_SUFFIX))
     .map((f) => f.slice(0, -OBJECT_SUFFIX.length).split(sep).join("/"))
-    .filter((k) => k.startsWith(prefix) && (after === undefined || Buffer.compare(Buffer.from(k, "utf8"), after) > 0))
+    .filter((k) => (fault === "ignores prefix" || k.startsWith(prefix)) && (after === undefined || Buffer.compare(Buffer.from(k, "utf8"), after) > 0))
     .sort((a, b) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
   const page = keys.slice(0, maxKeys);
   const truncated = keys.length > page.length;
@@ -160,6 +186,10 @@ async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> 
     );
   }
   const last = page[page.length - 1];
+  let next = truncated && last !== undefined ? Buffer.from(last, "utf8").toString("base64") : undefined;
+  // The second answer starts where this one did.
+  if (fault === "repeats pages" && truncated && !again) next = `again:${startAfter === undefined ? "" : Buffer.from(startAfter, "utf8").toString("base64")}`;
+  if (fault === "truncated without token") next = undefined;
   ctx.status = 200;
   ctx.type = "application/xml";
   ctx.body = [
@@ -168,7 +198,7 @@ async function listObjectsV2(ctx: KoaContext, directory: string): Promise<void> 
     `<Name>${xmlEscape(bucket)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>${page.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys>`,
     `<IsTruncated>${truncated}</IsTruncated>`,
     token !== undefined ? `<ContinuationToken>${xmlEscape(token)}</ContinuationToken>` : "",
-    truncated && last !== undefined ? `<NextContinuationToken>${Buffer.from(last, "utf8").toString("base64")}</NextContinuationToken>` : "",
+    next !== undefined ? `<NextContinuationToken>${xmlEscape(next)}</NextContinuationToken>` : "",
     ...contents,
     "</ListBucketResult>",
   ].join("");
@@ -231,6 +261,7 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
   const requests: Record<string, number> = {};
   const injected: { remaining: number; response: InjectedResponse }[] = [];
   const keyLocks = new Map<string, Promise<void>>();
+  let listing: ListingFaults = {};
 
   const guard: Middleware = async (ctx, next) => {
     requests[ctx.method] = (requests[ctx.method] ?? 0) + 1;
@@ -249,7 +280,7 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
       return;
     }
     if (listRequest && ctx.query["list-type"] === "2" && ctx.query["delimiter"] === undefined) {
-      await listObjectsV2(ctx, directory);
+      await listObjectsV2(ctx, directory, listing);
       return;
     }
     if (!match || !objectRequest) return next();
@@ -325,6 +356,9 @@ export async function startS3Server(opts: { bucket?: string; conditionalCreate?:
     requests,
     failNext(count, response) {
       injected.push({ remaining: count, response });
+    },
+    listWith(faults) {
+      listing = faults;
     },
     async stop() {
       await server.close();

@@ -41,5 +41,6 @@ export function useS3Server(opts?: Parameters<typeof startS3Server>[0]): SharedS
       return started().requests;
     },
     failNext: (count, response) => started().failNext(count, response),
+    listWith: (faults) => started().listWith(faults),
   };
 }
