@@ -43,7 +43,7 @@ export interface StepEnd {
 }
 
 /** Whether the queue may have recorded attempts of the job before this claim (a first claim with no earlier failure has none). */
-function hadEarlierAttempts(job: ClaimedJob): boolean {
+export function hadEarlierAttempts(job: ClaimedJob): boolean {
   return job.attempt > 1 || job.lastError !== undefined;
 }
 
