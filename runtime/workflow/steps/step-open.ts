@@ -12,13 +12,14 @@
  */
 import type { KvToken } from "../../queue/queue.js";
 import type { ClaimedJob } from "../../queue/types.js";
-import type { KvKeyRef } from "../../queue/user-keys.js";
+import { KvKeyPrefixRef, type KvKeyRef } from "../../queue/user-keys.js";
 import { ownHeader } from "../../option-values.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import { childRunsFor, processChildEnded, processParentEnded } from "../children/child-runs.js";
 import type { MemoStore } from "../memo/memo.js";
 import { decodeRunRecord, decodeStepPointer, type RunRecord, type StepPointer } from "../records/records.js";
 import { runKey, stepPointerKey } from "../records/kv-keys.js";
+import { runHistoryPrefix } from "../runs/history-records.js";
 import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
 import { reopenRequeued } from "../runs/redrive.js";
 import { RunId } from "../runs/run-id.js";
@@ -205,12 +206,13 @@ export function tokenNow(core: RuntimeCore, key: string | KvKeyRef): KvToken | u
   return core.queue.kvTokenNow === undefined ? undefined : core.queue.kvTokenNow(key);
 }
 
-/** The keys of run `runId`'s records, with their references when the queue makes them (checked here once per run, not per step). */
+/** The keys of run `runId`'s records, with their references when the queue makes them, and its history's prefix (checked here once per run, not per step). */
 function runKeysOf(core: RuntimeCore, runId: RunId): RunKeys {
   const run = runKey(core.queueName, runId);
   const pointer = stepPointerKey(core.queueName, runId);
-  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer };
-  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+  const history = KvKeyPrefixRef.of(runHistoryPrefix(core.queueName, runId));
+  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer, history };
+  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer), history };
 }
 
 /**
