@@ -8,7 +8,7 @@ import { KvValueTooLargeError } from "./errors.js";
 import { checkedEnqueueItem, rebuiltEnqueueItem, type RebuiltEnqueueOptions } from "./validate-enqueue.js";
 import { MAX_KV_VALUE_SIZE, validateKvKey } from "./names.js";
 import { copyCallerValue, type OwnedBytes } from "./owned-bytes.js";
-import { keptEngineKey, KvKeyRef } from "./user-keys.js";
+import { keptEngineKey, KvKeyPrefixRef, KvKeyRef } from "./user-keys.js";
 import { USER, userKey } from "./keys.js";
 import type { EnqueueItem, EnqueueOptions } from "./types.js";
 
@@ -200,6 +200,20 @@ export function stageOwnedPutOnce(effects: SettlementEffects, key: string, value
   const engineKey = userKey(key);
   const name = engineKey.slice(USER.length);
   validateKvKey(name);
+  checkSize(name, value);
+  effects.kvOps.push(new StagedPut(MINT, name, value, engineKey));
+}
+
+/**
+ * @internal `stageOwnedPut` at caller key `prefix + suffix`, under a prefix
+ * checked once (a run's history entries, one per step): only the suffix is
+ * checked, and the key is neither built as a caller key first nor looked up
+ * among the kept keys.
+ */
+export function stageOwnedPutUnder(effects: SettlementEffects, prefix: KvKeyPrefixRef, suffix: string, value: OwnedBytes): void {
+  const engineKey = KvKeyPrefixRef.engineKeyUnder(prefix, suffix);
+  // The caller key cut out of the engine key flattens the engine key once, here; the memtable then compares it flat.
+  const name = engineKey.slice(USER.length);
   checkSize(name, value);
   effects.kvOps.push(new StagedPut(MINT, name, value, engineKey));
 }

@@ -28,7 +28,7 @@ const arrayBufferResizable = Object.getOwnPropertyDescriptor(ArrayBuffer.prototy
  * Whether `payload`'s bytes can change only by the caller's own code: a
  * plain `Uint8Array` or `Buffer` over an unshared buffer of fixed size.
  */
-function fixedWithinTurn(payload: Uint8Array): boolean {
+export function fixedWithinTurn(payload: Uint8Array): boolean {
   const proto = Object.getPrototypeOf(payload) as unknown;
   if (proto !== Uint8Array.prototype && proto !== Buffer.prototype) return false;
   try {

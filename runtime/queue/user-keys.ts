@@ -12,7 +12,7 @@
 import { ValidationError } from "../errors.js";
 import { userKey } from "./keys.js";
 import { KeptStrings } from "./kept-strings.js";
-import { validateKvKey } from "./names.js";
+import { isWellFormed, MAX_KV_KEY_BYTES, utf8Exceeds, utf8Length, validateKvKey, validateKvPrefix } from "./names.js";
 
 /** Keys per generation: some 100 KB each at the workflow's key lengths. */
 const kept = new KeptStrings(1024);
@@ -64,5 +64,49 @@ export class KvKeyRef {
     // An untyped caller's value (a number, null): refused as a key, not read as a reference.
     validateKvKey(key);
     return keptUserEngineKey(key);
+  }
+}
+
+/**
+ * A caller key prefix checked once, with its engine form: held by a caller
+ * that writes a new key under it on every step (a workflow run's history
+ * entries), so a key under it is its suffix checked alone and joined to the
+ * engine prefix, with no caller key built, prefixed, checked whole or
+ * looked up among the kept keys. Made only by `KvKeyPrefixRef.of`.
+ */
+export class KvKeyPrefixRef {
+  readonly prefix: string;
+  readonly #enginePrefix: string;
+  /** The prefix's UTF-8 length: a suffix may add up to `MAX_KV_KEY_BYTES` less this. */
+  readonly #bytes: number;
+
+  private constructor(mint: symbol, prefix: string, enginePrefix: string, bytes: number) {
+    if (mint !== KEY_REF_MINT) throw new ValidationError("a KV key prefix reference is made by the queue from a prefix, not by calling the constructor of one");
+    this.prefix = prefix;
+    this.#enginePrefix = enginePrefix;
+    this.#bytes = bytes;
+  }
+
+  /** The reference of caller key prefix `prefix`; throws as `validateKvPrefix` does for a prefix that is not valid. */
+  static of(prefix: string): KvKeyPrefixRef {
+    validateKvPrefix(prefix);
+    return new KvKeyPrefixRef(KEY_REF_MINT, prefix, userKey(prefix), utf8Length(prefix));
+  }
+
+  /**
+   * The engine key of caller key `prefix + suffix`; throws as `validateKvKey`
+   * does for a key that is not valid. Two well-formed strings join into a
+   * well-formed one, so only the suffix is read.
+   */
+  static engineKeyUnder(ref: KvKeyPrefixRef, suffix: string): string {
+    if (
+      typeof suffix !== "string" ||
+      (ref.#bytes === 0 && suffix.length === 0) ||
+      !isWellFormed(suffix) ||
+      utf8Exceeds(suffix, MAX_KV_KEY_BYTES - ref.#bytes)
+    ) {
+      validateKvKey(typeof suffix === "string" ? ref.prefix + suffix : suffix);
+    }
+    return ref.#enginePrefix + suffix;
   }
 }

@@ -68,7 +68,7 @@ import {
   type RunRecord,
 } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
-import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION } from "../records/reserved.js";
+import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_PARENT_SUBMISSION, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import { MAX_RUN_ID_LEN, RunId } from "../runs/run-id.js";
 import type { RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
 import { checkRunOptions, checkUserHeaders, submitRun } from "../runs/submit.js";
@@ -211,29 +211,82 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
   },
 });
 
-/**
- * The child runs of step `step` of `parentRunId` (job `jobId`), whose job waited on
- * signal key `waitKey` (when it did). `started()` tells whether this
- * delivery started one (the run record the step read at claim predates
- * that).
- */
-export function childRunsFor(
-  core: RuntimeCore,
-  parentRunId: RunId,
-  step: number,
-  jobId: string,
-  waitKey?: string,
-): ChildRuns & { started(): boolean; seal(): Promise<unknown> | undefined } {
-  return new StepChildren(core, parentRunId, step, jobId, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, parentRunId));
+/** What a step's `children` reads of its opened step, on first use: the runtime, the run and step, and the claimed job. */
+export interface ChildStepOwner {
+  readonly core: RuntimeCore;
+  readonly runId: RunId;
+  readonly step: number;
+  readonly job: ClaimedJob;
+}
+
+/** One step delivery's `children`, with what the runtime asks of it: `started()` tells whether this delivery started a child (the run record the step read at claim predates that); `seal()` closes its starts when the step returned. */
+export type StepChildRuns = ChildRuns & { started(): boolean; seal(): Promise<unknown> | undefined };
+
+/** The child runs of the opened step `owner`: nothing of their state is made until the runner uses them. */
+export function childRunsFor(owner: ChildStepOwner): StepChildRuns {
+  return new StepChildren(owner);
 }
 
 /**
- * One step delivery's `children`. Made for every step and used by few: the
- * methods a runner reads are made then, each once and bound to this object
- * (so `const { start } = step.children` works), rather than five closures
- * and their context per step.
+ * One step delivery's `children`: made for every step and used by few, so
+ * it holds only its step, and the starts' state (`ChildStarts`, with the
+ * job's signal-wait header read) is made on the first read of a method.
  */
 class StepChildren implements ChildRuns {
+  readonly #owner: ChildStepOwner;
+  #starts: ChildStarts | undefined;
+  /** Sealed before any use: a state made after it is sealed at once. */
+  #sealed = false;
+
+  constructor(owner: ChildStepOwner) {
+    this.#owner = owner;
+  }
+
+  #made(): ChildStarts {
+    if (this.#starts !== undefined) return this.#starts;
+    const { core, runId, step, job } = this.#owner;
+    const waitKey = ownHeader(job.headers, HEADER_SIGNAL_WAIT);
+    const starts = new ChildStarts(core, runId, step, job.id, waitKey === undefined ? undefined : childOfCompletionKey(waitKey, runId));
+    if (this.#sealed) starts.seal();
+    this.#starts = starts;
+    return starts;
+  }
+
+  /** Whether this delivery started a child. For the runtime, not the runner: a method. */
+  started(): boolean {
+    return this.#starts?.started() === true;
+  }
+
+  /** See `ChildStarts.seal`; nothing to wait for when the runner never used its children. */
+  seal(): Promise<unknown> | undefined {
+    this.#sealed = true;
+    return this.#starts?.seal();
+  }
+
+  get start(): ChildRuns["start"] {
+    return this.#made().start;
+  }
+
+  get completionKey(): ChildRuns["completionKey"] {
+    return this.#made().completionKey;
+  }
+
+  get outcome(): ChildRuns["outcome"] {
+    return this.#made().outcome;
+  }
+
+  get waitedChild(): ChildRuns["waitedChild"] {
+    return this.#made().waitedChild;
+  }
+}
+
+/**
+ * The state of one step delivery's child starts, made on its first use.
+ * The methods a runner reads are made then, each once and bound to this
+ * object (so `const { start } = step.children` works), rather than five
+ * closures and their context per step.
+ */
+class ChildStarts implements ChildRuns {
   #index = 0;
   #started = false;
   /** Set when the step returned: a start after it would make a child the settlement does not know of. */

@@ -16,10 +16,10 @@
  * again (the encoder moves past them), so a commit that fails and is tried
  * again with the same effects commits the same bytes.
  */
-import { type SettlementEffects, stageOwnedPut, stageOwnedPutOnce } from "../../queue/effects.js";
+import { type SettlementEffects, stageOwnedPut, stageOwnedPutOnce, stageOwnedPutUnder } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import { packPlain } from "../../queue/record-pack.js";
-import type { KvKeyRef } from "../../queue/user-keys.js";
+import type { KvKeyPrefixRef, KvKeyRef } from "../../queue/user-keys.js";
 import { encodeValue } from "./codec.js";
 
 declare const commitOnly: unique symbol;
@@ -48,4 +48,9 @@ export function stageCommitOnly(effects: SettlementEffects, key: string | KvKeyR
 /** `stageCommitOnly` for a key written once and never read on a hot path (see `stageOwnedPutOnce`). */
 export function stageCommitOnlyOnce(effects: SettlementEffects, key: string, bytes: CommitOnlyBytes): void {
   stageOwnedPutOnce(effects, key, ownedBytes(bytes as unknown as Uint8Array));
+}
+
+/** `stageCommitOnlyOnce` at caller key `prefix + suffix`, under a prefix checked once (see `stageOwnedPutUnder`). */
+export function stageCommitOnlyUnder(effects: SettlementEffects, prefix: KvKeyPrefixRef, suffix: string, bytes: CommitOnlyBytes): void {
+  stageOwnedPutUnder(effects, prefix, suffix, ownedBytes(bytes as unknown as Uint8Array));
 }

@@ -67,8 +67,8 @@ export const stepHistoryKey = (q: string, runId: string, step: number): string =
 const PADDED_STEPS_KEPT = 1024;
 const paddedSteps: string[] = [];
 
-/** `step` as 10 zero-padded digits, made once for the first steps of runs. */
-function paddedStep(step: number): string {
+/** `step` as 10 zero-padded digits, made once for the first steps of runs: the last segment of its history key. */
+export function paddedStep(step: number): string {
   if (!(step >= 0 && step < PADDED_STEPS_KEPT && Number.isInteger(step))) return String(step).padStart(10, "0");
   // By the length: a read past the end finds whatever a prototype holds under that index, which became the step's key.
   // Defined, not pushed: a setter of a prototype named as an index would keep that step's text from the cache for good.

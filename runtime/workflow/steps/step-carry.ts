@@ -14,7 +14,7 @@
  * (`SlotChain.handOff`), so it goes with it and is taken once.
  */
 import type { KvToken } from "../../queue/queue.js";
-import type { KvKeyRef } from "../../queue/user-keys.js";
+import type { KvKeyPrefixRef, KvKeyRef } from "../../queue/user-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
 import type { RunId } from "../runs/run-id.js";
@@ -35,6 +35,8 @@ export interface RunKeys {
   readonly pointer: string;
   readonly runAt: string | KvKeyRef;
   readonly pointerAt: string | KvKeyRef;
+  /** The prefix of the run's history entries, checked once: each step's entry is staged under it (see `stageCommitOnlyUnder`). */
+  readonly history: KvKeyPrefixRef;
 }
 
 /** The run's records as the settlement that claimed the next step left them, and their keys. */

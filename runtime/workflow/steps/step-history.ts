@@ -11,8 +11,9 @@ import type { Building } from "../../queue/cancel-state.js";
 import type { ClaimedJob } from "../../queue/types.js";
 import type { StagedKv } from "../records/records.js";
 import { HEADER_SIGNAL_WAIT } from "../records/reserved.js";
-import { stageCommitOnlyOnce } from "../records/commit-bytes.js";
-import { attemptFromQueue, encodeStepFactsForCommit, errorFieldsOf, evictedStep, type StepFacts, stepHistoryKey } from "../runs/history-records.js";
+import { stageCommitOnlyOnce, stageCommitOnlyUnder } from "../records/commit-bytes.js";
+import type { KvKeyPrefixRef } from "../../queue/user-keys.js";
+import { attemptFromQueue, encodeStepFactsForCommit, errorFieldsOf, evictedStep, paddedStep, type StepFacts, stepHistoryKey } from "../runs/history-records.js";
 import type { AttemptHistory, SignalReceipt, StepAttemptOutcome, StepTransitionHistory } from "../runs/run-history.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { ownHeader } from "../../option-values.js";
@@ -26,6 +27,8 @@ export interface StepTrace {
   /** The signal the step observed (`resolveSignal`'s answer). */
   signal?: Uint8Array | null | undefined;
   memoKeys?: readonly string[] | undefined;
+  /** The run's keys, when the step was opened: its history prefix, checked once per run. */
+  keys?: { readonly history: KvKeyPrefixRef } | undefined;
 }
 
 /** How the step ended, as its settlement tells the history. */
@@ -43,7 +46,7 @@ export interface StepEnd {
 }
 
 /** Whether the queue may have recorded attempts of the job before this claim (a first claim with no earlier failure has none). */
-function hadEarlierAttempts(job: ClaimedJob): boolean {
+export function hadEarlierAttempts(job: ClaimedJob): boolean {
   return job.attempt > 1 || job.lastError !== undefined;
 }
 
@@ -104,7 +107,10 @@ function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEn
     signalPayload: s.signal ?? undefined,
   };
   // Written once and never read back here: written from the facts without a record built first, and staged without a copy, as a view of the encoder's chunk when the commit copies it.
-  stageCommitOnlyOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), encodeStepFactsForCommit(facts, core.queue));
+  const bytes = encodeStepFactsForCommit(facts, core.queue);
+  // Under the run's history prefix, checked once per run: no key built and checked whole per step.
+  if (s.keys !== undefined) stageCommitOnlyUnder(effects, s.keys.history, paddedStep(s.step), bytes);
+  else stageCommitOnlyOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), bytes);
   const evicted = evictedStep(s.step);
   if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
 }

@@ -12,14 +12,15 @@
  */
 import type { KvToken } from "../../queue/queue.js";
 import type { ClaimedJob } from "../../queue/types.js";
-import type { KvKeyRef } from "../../queue/user-keys.js";
+import { KvKeyPrefixRef, type KvKeyRef } from "../../queue/user-keys.js";
 import { ownHeader } from "../../option-values.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { childRunsFor, processChildEnded, processParentEnded } from "../children/child-runs.js";
+import { type ChildStepOwner, childRunsFor, processChildEnded, processParentEnded, type StepChildRuns } from "../children/child-runs.js";
 import type { MemoStore } from "../memo/memo.js";
 import { decodeRunRecord, decodeStepPointer, type RunRecord, type StepPointer } from "../records/records.js";
 import { runKey, stepPointerKey } from "../records/kv-keys.js";
-import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_SIGNAL_WAIT, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
+import { runHistoryPrefix } from "../runs/history-records.js";
+import { HEADER_CHILD_ENDED, HEADER_NOOP, HEADER_PARENT_ENDED, HEADER_RUN_ID, HEADER_STEP, HEADER_TERMINAL } from "../records/reserved.js";
 import { reopenRequeued } from "../runs/redrive.js";
 import { RunId } from "../runs/run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -29,22 +30,24 @@ import type { WorkerSlot } from "./settlement-slots.js";
 import { type CarriedRun, decodeKnown, type Known, type RunKeys } from "./step-carry.js";
 import type { StepTrace } from "./step-history.js";
 
-type StepChildren = ReturnType<typeof childRunsFor>;
-
 /**
  * A step of a live run, opened: its run's records as read before the
  * runner runs and the handles the runner gets. Also the trace its history
  * entry reads (`StepTrace`): one object per step for both.
  */
-export class OpenStep implements StepTrace {
+export class OpenStep implements StepTrace, ChildStepOwner {
   /** The signal the step observed; set by the processor once resolved (only a step continued on a signal has one). */
   signal: Uint8Array | null | undefined = undefined;
   /** The memo keys the runner wrote, noted by its memos. */
   readonly memoKeys: string[] = [];
   /** What the runner stages, committed with the settlement. */
   readonly effects = new EffectsHandle();
+  /** The runner's `children`: their state made on first use (see `childRunsFor`). */
+  readonly children: StepChildRuns = childRunsFor(this);
 
   constructor(
+    readonly core: RuntimeCore,
+    readonly job: ClaimedJob,
     readonly runId: RunId,
     readonly step: number,
     /** The step's name, from its step pointer. */
@@ -57,7 +60,6 @@ export class OpenStep implements StepTrace {
     readonly runToken: KvToken | undefined,
     /** Where the run keeps its memos (its submitting runtime's prefix). */
     readonly memos: MemoStore,
-    readonly children: StepChildren,
     /** The carried run record when it is the one read (its token unchanged): handed on as it is to the run's next step. */
     readonly carriedRun: Known<RunRecord> | undefined,
   ) {}
@@ -128,8 +130,7 @@ function opened(
 ): OpenStep {
   // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
   const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-  const children = childRunsFor(core, runId, step, job.id, ownHeader(job.headers, HEADER_SIGNAL_WAIT));
-  return new OpenStep(runId, step, pointer.name, keys, runBytes, run, runToken, memos, children, carriedRun);
+  return new OpenStep(core, job, runId, step, pointer.name, keys, runBytes, run, runToken, memos, carriedRun);
 }
 
 /**
@@ -205,12 +206,13 @@ export function tokenNow(core: RuntimeCore, key: string | KvKeyRef): KvToken | u
   return core.queue.kvTokenNow === undefined ? undefined : core.queue.kvTokenNow(key);
 }
 
-/** The keys of run `runId`'s records, with their references when the queue makes them (checked here once per run, not per step). */
+/** The keys of run `runId`'s records, with their references when the queue makes them, and its history's prefix (checked here once per run, not per step). */
 function runKeysOf(core: RuntimeCore, runId: RunId): RunKeys {
   const run = runKey(core.queueName, runId);
   const pointer = stepPointerKey(core.queueName, runId);
-  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer };
-  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer) };
+  const history = KvKeyPrefixRef.of(runHistoryPrefix(core.queueName, runId));
+  if (core.queue.kvKeyRef === undefined) return { runId, run, pointer, runAt: run, pointerAt: pointer, history };
+  return { runId, run, pointer, runAt: core.queue.kvKeyRef(run), pointerAt: core.queue.kvKeyRef(pointer), history };
 }
 
 /**

@@ -36,7 +36,8 @@ import type { RuntimeCore } from "../runtime-core.js";
 import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
 import { checkReason, type StepOutcome, type Trigger } from "./step-outcome.js";
-import { stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
+import { hadEarlierAttempts, stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
+import { continuedAtReturn } from "./returned-payload.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
@@ -189,13 +190,16 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     }
     // The runner is awaited here rather than in a function of its own: an async frame per step for one await.
     let outcome: StepOutcome;
+    let landing: Promise<unknown> | undefined;
     try {
       outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
+      landing = w.seal();
+      // Taken in the turn the return is seen: the runner may change its array after (see returned-payload).
+      if (outcome.kind === "continue") outcome = continuedAtReturn(outcome, landing === undefined && settlesInTurn(core, job, outcome), w.runId, w.step);
     } catch (error) {
       await settleThrown(core, job, slot, log, w, error);
       return;
     }
-    const landing = w.seal();
     if (landing !== undefined) await landing;
     const staged = EffectsHandle.stagedOwned(w.effects);
     const cancelled = cancelRequestedOf(job) || cancelRecorded(core, w);
@@ -247,6 +251,20 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
   }
 }
 
+/**
+ * Whether a continuing step's payload is read for the last time in the turn
+ * its runner's return is seen, once no child start is landing: the
+ * settlement awaits nothing before the ack (no earlier attempts to read for
+ * its history, no signal wait's lock, a cancel check answered in this turn)
+ * and the next step is not claimed by the ack, which hands it the very
+ * array (so a continue at once may be, when the queue chains).
+ */
+function settlesInTurn(core: RuntimeCore, job: ClaimedJob, o: Extract<StepOutcome, { kind: "continue" }>): boolean {
+  const kind = o.when.kind;
+  if (kind === "onSignal" || (kind === "immediate" && core.queue.ackClaimingNext !== undefined)) return false;
+  return core.queue.kvGetNow !== undefined && !hadEarlierAttempts(job);
+}
+
 /** A step of a run whose cancel was recorded before it ran: the run ends cancelled without running it. */
 function terminateCancelled(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, w: OpenStep): Promise<void> {
   const base = terminationBase(job, w.run, w.runId, w.step, w.memos, core.clock.now(), w.run.hasChildren);
@@ -269,7 +287,9 @@ async function processReplayable(core: RuntimeCore, job: ClaimedJob, slot: Worke
   let verdict = await replayedVerdict(w.memos, job, w.runId, w.step);
   if (verdict === undefined) {
     try {
-      const outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
+      let outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
+      // The replay record's write is awaited before the settlement: the payload is copied at the return.
+      if (outcome.kind === "continue") outcome = continuedAtReturn(outcome, false, w.runId, w.step);
       verdict = { ok: true, outcome, staged: EffectsHandle.stagedOwned(w.effects), replayed: false };
     } catch (error) {
       verdict = { ok: false, error };

@@ -1,0 +1,92 @@
+/**
+ * @module A continuing step's payload taken as its runner returned it. The
+ * runner may keep the array (and the outcome) and change them after it
+ * returned, from a timer say; the next step's job, its history entry and
+ * its replay record hold what was returned.
+ *
+ * Taken once, in the turn the runner's return is seen. A settlement that
+ * builds its commit in that same turn (nothing awaited between the return
+ * and the ack) and whose next step is read back from the stored job (a
+ * delayed continue) reads a plain array there, whose bytes only the
+ * runner's own code can change, without a copy, as the queue reads an
+ * enqueue's payload (see queue/payload-at-call). Any other payload, a
+ * settlement that awaits first (a child start landing, earlier attempts
+ * read for the history, a signal wait's lock, a replay record's write, a
+ * cancel check the queue answers later) and a next step the ack may claim
+ * for this worker (handed the array itself) take one copy at the return,
+ * with the outcome's trigger as it was checked.
+ */
+import { copyOwned, uint8ArraySize } from "../../queue/owned-bytes.js";
+import { fixedWithinTurn } from "../../queue/payload-at-call.js";
+import { ValidationError } from "../../errors.js";
+import { StepError } from "../workflow-errors.js";
+import type { StepOutcome, Trigger } from "./step-outcome.js";
+
+type Continue = Extract<StepOutcome, { kind: "continue" }>;
+
+/**
+ * `o` (checked by the step processor) with its payload as the runner
+ * returned it: `o` itself when `settlesInTurn` (the settlement commits in
+ * this turn) and the payload is a plain array; else a new outcome holding a
+ * copy. Throws a permanent `StepError` when the payload's bytes are gone (a
+ * view of a detached or shrunk buffer), naming the run's step.
+ */
+export function continuedAtReturn(o: Continue, settlesInTurn: boolean, runId: string, step: number): Continue {
+  const payload = o.payload;
+  if (settlesInTurn && fixedWithinTurn(payload)) {
+    // A view of a detached buffer reads as empty: only an empty one can be such a view.
+    if (uint8ArraySize(payload) === 0 && copyOwned(payload) === undefined) throw bytesGone(runId, step);
+    return o;
+  }
+  const copy = copyOf(payload);
+  if (copy === undefined) throw bytesGone(runId, step);
+  return { kind: "continue", payload: copy, when: triggerAsChecked(o.when) };
+}
+
+/** Payloads up to this size are copied into a shared chunk (see `copyOf`); V8 keeps a new array this small in its heap. */
+const SMALL_PAYLOAD_BYTES = 64;
+const CHUNK_BYTES = 4096;
+let chunk = new ArrayBuffer(CHUNK_BYTES);
+let chunkUsed = 0;
+
+/**
+ * A copy of `payload`'s bytes, or undefined when they are gone. A small one
+ * is a view of a shared chunk: a new array that small keeps its bytes in
+ * V8's heap, and the first read of its `buffer` (a claimed job's check of
+ * whether it owns its buffer, on every chained step) moves them out, which
+ * cost about 250 ns where the copy costs 40. A chunk is replaced when full
+ * and lives while a view of it does: a settlement's, or a claimed job's
+ * until the queue copies it out (it does for any view of a larger buffer).
+ */
+function copyOf(payload: Uint8Array): Uint8Array | undefined {
+  const size = uint8ArraySize(payload) ?? 0;
+  if (size === 0 || size > SMALL_PAYLOAD_BYTES) return copyOwned(payload);
+  if (chunkUsed + size > CHUNK_BYTES) {
+    chunk = new ArrayBuffer(CHUNK_BYTES);
+    chunkUsed = 0;
+  }
+  const view = new Uint8Array(chunk, chunkUsed, size);
+  try {
+    view.set(payload);
+  } catch {
+    // A view of a detached buffer: its bytes are gone.
+    return undefined;
+  }
+  chunkUsed += size;
+  return view;
+}
+
+/** `when` as the checks read it: a trigger of its own, which a later change to the runner's object does not reach. */
+function triggerAsChecked(when: Trigger): Trigger {
+  if (when.kind === "after") return { kind: "after", delayMs: when.delayMs };
+  if (when.kind === "onSignal") return { kind: "onSignal", correlationKey: when.correlationKey, timeoutMs: when.timeoutMs };
+  return { kind: "immediate" };
+}
+
+function bytesGone(runId: string, step: number): StepError {
+  return StepError.permanent(
+    new ValidationError(
+      `the payload step ${step} of run ${JSON.stringify(runId)} continues with is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; return a view of live bytes`,
+    ),
+  );
+}
