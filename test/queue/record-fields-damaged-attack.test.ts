@@ -5,8 +5,9 @@
  * records lacking a field every job holds or holding one of another kind.
  * Each integer reads as the number it holds, on the direct read, the
  * general decoder's and the defining one's (an index on a prototype); a
- * damaged record is a StoreCorruptedError naming its key, at decode and at
- * a claim, which leaves the record as it was.
+ * damaged record (a map header lying about its size among them) is a
+ * StoreCorruptedError naming its key, at decode and at a claim, which
+ * leaves the record as it was.
  */
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
@@ -178,6 +179,23 @@ describe("damaged job records", () => {
       expect((err as StoreCorruptedError).objectKey, what).toBe("j/x");
       expect((err as Error).message, what).toMatch(says);
     }
+  });
+
+  it.each(PATHS)("are refused at decode when the map's header lies about its size, %s", (_path, decode, extra) => {
+    // An optional field last: a header one entry short leaves out no field every job holds.
+    const fields = Object.entries({ ...BASE, ...extra, retainUntil: T0 }).map(([k, v]) => [k, packed(v)] as const);
+    const whole = mapOf(fields);
+    const body = whole.subarray(1);
+    const n = fields.length;
+    const lying = [
+      ["one entry fewer", new Uint8Array([0x80 | (n - 1), ...body])],
+      ["one entry more", new Uint8Array([0x80 | (n + 1), ...body])],
+      ["a map16 of 65,535 entries", new Uint8Array([0xde, 0xff, 0xff, ...body])],
+      ["a map32 of 2^32-1 entries", new Uint8Array([0xdf, 0xff, 0xff, 0xff, 0xff, ...body])],
+      ["a map of none", new Uint8Array([0x80, ...body])],
+    ] as const;
+    expect(() => decode(whole)).not.toThrow();
+    for (const [what, bytes] of lying) expect(() => decode(bytes), what).toThrow(StoreCorruptedError);
   });
 
   it("are refused at a claim, which leaves the record as it was; a record of 64-bit integers is claimed and acked", async () => {
