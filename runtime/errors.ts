@@ -98,7 +98,8 @@ export class TaqubaError extends Error {
     // `instanceof` answers by name for errors made by another copy.
     const names: string[] = [];
     for (let c: unknown = new.target; typeof c === "function" && c !== Error; c = Object.getPrototypeOf(c)) {
-      names.push((c as { name: string }).name);
+      // Defined, not pushed: an index on Array.prototype (read-only, or a setter) would refuse the name or take it.
+      Object.defineProperty(names, names.length, { value: (c as { name: string }).name, writable: true, enumerable: true, configurable: true });
     }
     Object.defineProperty(this, BRAND, { value: names, enumerable: false });
   }

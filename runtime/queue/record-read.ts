@@ -9,7 +9,8 @@
  *
  * Anything else answers undefined, for the general decoder to read as
  * before: a field this version does not know or one given twice, a value
- * of another kind (a 64-bit integer, a 32-bit float, null), a string
+ * of another kind (a 64-bit integer past 2^53, a 32-bit float, null),
+ * a record lacking a field every job holds or in no job state, a string
  * holding other than ASCII, a header named as anything `Object.prototype`
  * holds (`__proto__`, a setter), bytes after the map. Call it only while
  * `Object.prototype` holds no job field name and no index (see `decodeJob`):
@@ -59,6 +60,10 @@ const FIELD_KINDS: readonly (readonly [keyof JobRecord, Kind])[] = [
   ["cancelRequested", FLAG],
   ["retainUntil", NUMBER],
 ];
+
+/** The fields every job record holds (`payload` aside: a record without one reads as holding no bytes). */
+const REQUIRED: ReadonlySet<string> = new Set<keyof JobRecord>(["id", "queue", "state", "seq", "priority", "attempts", "maxAttempts", "enqueuedAt"]);
+const REQUIRED_BITS = FIELD_KINDS.reduce((bits, [name], i) => (REQUIRED.has(name) ? bits + 2 ** i : bits), 0);
 
 /** The fields by the length of their name (all under 32 bytes, each a fixstr). */
 const BY_LENGTH: Field[][] = Array.from({ length: 32 }, () => []);
@@ -124,8 +129,60 @@ export function readJobRecord(b: Uint8Array): JobRecord | undefined {
     if (v === undefined) return undefined;
     o[f.name] = v;
   }
-  return pos === end ? (o as unknown as JobRecord) : undefined;
+  if (pos !== end || (seen & REQUIRED_BITS) !== REQUIRED_BITS) return undefined;
+  return isJobState(o.state) && Number.isInteger(o.attempts) && Number.isInteger(o.maxAttempts) ? (o as unknown as JobRecord) : undefined;
 }
+
+/** Whether `s` is a state a job is stored in. */
+function isJobState(s: unknown): boolean {
+  return s === "pending" || s === "claimed" || s === "scheduled" || s === "done" || s === "dead";
+}
+
+/**
+ * What is wrong with the fields of `o`, a job record the general decoder
+ * made (see `readJobRecord` for those it leaves to it), in words naming the
+ * field; undefined when nothing is. A record lacking a field every job
+ * holds, or holding one of another kind, is damaged: read as it is, a
+ * missing attempt limit retried the job for ever, a payload that is no
+ * bytes was handed out empty, a count held as a string was counted on as
+ * text (or NaN: the job was never out of attempts). A 64-bit integer (another MessagePack writer's form) in a number
+ * field becomes the number while it is exact, in `o` itself.
+ */
+export function jobRecordFault(o: Record<string, unknown>): string | undefined {
+  for (const [name, kind] of FIELD_KINDS) {
+    let v = o[name];
+    if (v === undefined) {
+      if (REQUIRED.has(name)) return `it lacks the job's ${name}`;
+      continue;
+    }
+    if (kind === NUMBER && typeof v === "bigint") {
+      const n = Number(v);
+      if (!Number.isSafeInteger(n)) return `its ${name} ${v} is past the integers a number holds exactly`;
+      o[name] = v = n;
+    }
+    if (!holdsKind(v, kind)) return `its ${name} is not ${KIND_WORDS[kind]}`;
+  }
+  if (!isJobState(o.state)) return "its state is none a job is stored in";
+  if (!Number.isInteger(o.attempts) || !Number.isInteger(o.maxAttempts)) return "its attempt count or limit is not a whole number";
+  return undefined;
+}
+
+function holdsKind(v: unknown, kind: Kind): boolean {
+  switch (kind) {
+    case TEXT:
+      return typeof v === "string";
+    case NUMBER:
+      return typeof v === "number";
+    case BYTES:
+      return v instanceof Uint8Array;
+    case HEADERS:
+      return typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((h) => typeof h === "string");
+    case FLAG:
+      return typeof v === "boolean";
+  }
+}
+
+const KIND_WORDS: Record<Kind, string> = { [TEXT]: "a string", [NUMBER]: "a number", [BYTES]: "bytes", [HEADERS]: "a map of strings", [FLAG]: "true or false" };
 
 /** The field named by the `len` bytes at `at`, if it is one. */
 function fieldAt(b: Uint8Array, at: number, len: number): Field | undefined {
@@ -197,7 +254,7 @@ const KEPT_SLOTS = 1024;
 const KEPT_MAX_LENGTH = 32;
 const keptText: (string | undefined)[] = new Array(KEPT_SLOTS).fill(undefined);
 
-/** The number at `pos` (any integer form up to 32 bits, or a float64), or undefined. */
+/** The number at `pos` (any integer form, a 64-bit one only while it is a safe integer, or a float64), or undefined. */
 function readNumber(b: Uint8Array, end: number): number | undefined {
   if (pos >= end) return undefined;
   const t = b[pos]!;
@@ -235,6 +292,16 @@ function readNumber(b: Uint8Array, end: number): number | undefined {
       if (at + 4 > end) return undefined;
       pos = at + 4;
       return (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
+    case 0xcf:
+    case 0xd3: {
+      // A 64-bit integer (another MessagePack writer's form of a time past 2^32): a number while it is exact.
+      if (at + 8 > end) return undefined;
+      const high = t === 0xcf ? u32(b, at) : (b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!;
+      const n = high * 0x1_0000_0000 + u32(b, at + 4);
+      if (!Number.isSafeInteger(n)) return undefined;
+      pos = at + 8;
+      return n;
+    }
     case 0xcb:
       if (at + 8 > end) return undefined;
       for (let i = 0; i < 8; i++) floatBytes[i] = b[at + i]!;

@@ -9,7 +9,7 @@ import { StoreCorruptedError } from "../errors.js";
 import { decodeDefining } from "../engine/defining-decode.js";
 import { decodedWithOwnFields, defineOwn, ownEveryField, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
-import { readJobRecord } from "./record-read.js";
+import { jobRecordFault, readJobRecord } from "./record-read.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
 /** Where a job is in its life. `done` is stored only with done retention. */
@@ -324,6 +324,8 @@ export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
     o = unpackDefining(key, bytes) as JobRecord;
     markUnknownFields(o);
   }
+  const fault = jobRecordFault(o as unknown as Record<string, unknown>);
+  if (fault !== undefined) throw new StoreCorruptedError(key, `a job record whose fields are damaged: ${fault}`);
   o.payload = asBytes(o.payload);
   if (o.attached !== undefined) o.attached = asBytes(o.attached);
   return o;

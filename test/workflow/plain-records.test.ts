@@ -41,7 +41,18 @@ describe("plain MessagePack from the store", () => {
   it("values our encoders write still round-trip", () => {
     const value = { a: [1, undefined, "x"], when: new Date(5), raw: new Uint8Array([1, 2]), big: 2 ** 60, neg: -7, f: 1.5, nested: { m: { n: null } } };
     expect(decodeValue(encodeValue(value))).toEqual(value);
-    const job = { id: "j1", state: "pending", payload: new Uint8Array([9]), headers: { k: "v" }, attempts: 0 };
+    const job = {
+      id: "j1",
+      queue: "q",
+      state: "pending",
+      seq: "s",
+      priority: 0,
+      payload: new Uint8Array([9]),
+      headers: { k: "v" },
+      attempts: 0,
+      maxAttempts: 3,
+      enqueuedAt: 5,
+    };
     expect(decodeJob("k", encodeJob(job as never))).toMatchObject({ id: "j1", headers: { k: "v" } });
   });
 
