@@ -314,6 +314,10 @@ export class WorkflowRuntime {
     const core = this.#core;
     let faults = 0;
     const started = core.clock.now();
+    // The first round reads only whether the run's records are records; every later round decodes
+    // them, so a field damaged inside a well-formed record ends the wait with the error instead of a
+    // wait for ever (a poll round every poll interval: its decode costs nothing that matters).
+    let firstRound = true;
     for (;;) {
       // The round's subscription to the run's end: a round whose read in this turn finds the run ended makes none.
       let sub: RunWait | undefined;
@@ -329,7 +333,8 @@ export class WorkflowRuntime {
           // run's records not decoded (a wait reads nothing of them). Such a read subscribes after
           // it, in the same turn, so no termination is announced between the two; a read that is
           // awaited subscribes before it, so a termination announced while it reads is not missed.
-          let r = this.#view.phaseNow(runId);
+          let r = firstRound ? this.#view.phaseNow(runId) : undefined;
+          firstRound = false;
           if (r === undefined) {
             sub = core.events.next(runId);
             r = await this.#view.state(runId);

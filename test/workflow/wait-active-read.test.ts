@@ -2,7 +2,9 @@
  * @module A wait's read of an active run learns only that it is active: the
  * run record and step pointer are checked to be records by their headers,
  * not decoded. Bytes that start no record are still a `StoreCorruptedError`
- * naming the key, and every record a writer stores passes the check.
+ * naming the key, and every record a writer stores passes the check. A
+ * field damaged inside a well-formed record ends the wait at its next poll
+ * round, which decodes the records, instead of leaving it waiting for ever.
  */
 import { pack } from "msgpackr";
 import { describe, expect, it } from "vitest";
@@ -18,6 +20,7 @@ import {
   encodeStepPointer,
   type RunRecord,
 } from "../../runtime/workflow/records/records.js";
+import type { MockClock } from "../../runtime/testing.js";
 import { enc, openEnv, runnerOf } from "./helpers.js";
 
 const Q = "workflow-steps";
@@ -90,6 +93,48 @@ describe("a wait's read of an active run", () => {
         expect(decodeStepPointer(bytes, "k")).toEqual(p);
         expect(() => checkStepPointerShape(bytes, "k")).not.toThrow();
       }
+    }
+  });
+});
+
+/** Advances `clock` a poll interval at a time until `p` settles (at most `rounds` rounds); what it settled with. */
+async function settledWhileAdvancing<T>(clock: MockClock, p: Promise<T>, rounds: number): Promise<{ value?: T; error?: unknown; settled: boolean }> {
+  let out: { value?: T; error?: unknown; settled: boolean } = { settled: false };
+  p.then(
+    (value) => (out = { value, settled: true }),
+    (error: unknown) => (out = { error, settled: true }),
+  );
+  for (let i = 0; i < rounds && !out.settled; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    clock.advance(300);
+  }
+  for (let i = 0; i < 50 && !out.settled; i++) await new Promise((r) => setTimeout(r, 5));
+  return out;
+}
+
+describe("a wait on an active run whose record is damaged inside", () => {
+  const valid: RunRecord = { runId: "r1", submittedAtMs: 1, inputSha256: "ab", incarnation: "j", headers: {} };
+  it.each([
+    ["a time that is text", pack({ ...valid, submittedAtMs: "yesterday" })],
+    ["headers that are a number", pack({ ...valid, headers: 7 })],
+    ["a map of five fields with nothing after its header", new Uint8Array([0x85])],
+    ["a record cut short", encodeRunRecord(valid).subarray(0, 12)],
+  ])("ends with the damage at its next poll round: %s", async (_what, bytes) => {
+    const env = await openEnv(
+      runnerOf(async () => StepOutcome.succeed(enc("x"))),
+      { start: false },
+    );
+    try {
+      await env.runtime.submit({ runId: "r1", input: enc("in") });
+      await env.queue.kvPut(runKey(Q, "r1"), bytes);
+      // The status reads the record whole and refuses it: the bytes are damage, not a record in a new form.
+      await expect(env.runtime.status("r1")).rejects.toBeInstanceOf(StoreCorruptedError);
+      const out = await settledWhileAdvancing(env.clock as MockClock, env.runtime.waitTimeout("r1", 60_000), 8);
+      expect(out.settled).toBe(true);
+      expect(out.error).toBeInstanceOf(StoreCorruptedError);
+      expect((out.error as StoreCorruptedError).objectKey).toBe(runKey(Q, "r1"));
+    } finally {
+      await env.stop();
     }
   });
 });
