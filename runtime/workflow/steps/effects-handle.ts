@@ -190,7 +190,8 @@ export class TerminalEffects {
   /** Everything staged, as queue settlement effects. */
   toSettlementEffects(): SettlementEffects {
     const out = applyStaged(EffectsHandle.stagedOwned(this.#kv), new SettlementEffects());
-    for (const e of this.#enqueues.enqueues) out.enqueue(e.queueName, e.payload, e.opts);
+    // Checked and copied when staged, and frozen: handed on as they are, not checked and copied again.
+    out.enqueues.push(...this.#enqueues.enqueues);
     return out;
   }
 }
