@@ -93,3 +93,27 @@ export async function* listedUnder(store: ObjectStore, prefix: string, opts: Lis
     yield o;
   }
 }
+
+/**
+ * `listedUnder`, and a key at or before the one listed before it refused
+ * with `StoreRequestError`: for callers that act on what they list in key
+ * order (requests applied in submission order, a sweep that stops at the
+ * first key too new), where a key listed again would be acted on twice and
+ * one out of order would be acted on out of turn or, past a stop, never.
+ * Only the last key is kept, so a repeat cannot be told from disorder: both
+ * refuse the listing. `where` names the store in the message.
+ */
+export async function* listedInOrder(store: ObjectStore, prefix: string, where: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
+  let last: string | undefined;
+  for await (const o of listedUnder(store, prefix, opts)) {
+    if (last !== undefined && compareKeys(o.key, last) <= 0) {
+      throw new StoreRequestError(
+        "list",
+        prefix,
+        `${where} listed ${JSON.stringify(o.key)} after ${JSON.stringify(last)}, out of key order or a second time, so what it lists cannot be acted on in order; use a store whose listings keep key order and list each key once`,
+      );
+    }
+    last = o.key;
+    yield o;
+  }
+}
