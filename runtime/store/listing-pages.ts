@@ -70,7 +70,7 @@ export class ListingPages {
       new StoreRequestError(
         "list",
         this.#listed,
-        `${this.#where} ${detail}, so the listing would never end or end short; use a store whose listings follow S3's continuation tokens`,
+        `${this.#where} ${detail}, so the listing would never end or end short; use a service whose listings follow the continuation tokens they give`,
       );
     if (token === undefined || token === "") throw refused("said a page of its listing was truncated but gave no continuation token");
     if (this.#tokens.has(token)) throw refused("answered the same continuation token twice in one listing");
