@@ -4,10 +4,23 @@
  * order listed and the answer sweep stops at the first answer too young, so
  * a pass over such a listing fails with StoreRequestError naming the store
  * given to serveClients, and leaves requests and answers where they were,
- * instead of applying a request twice or keeping old answers for ever.
+ * instead of applying a request twice or keeping old answers for ever. Over
+ * a store that ignores the prefix, only the inbox's own requests are read.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, NoopTerminalHook, Queue, serveClients, StoreRequestError, WorkflowRuntime, type ClientInbox } from "taquba";
+import {
+  MemoryStore,
+  MockClock,
+  NoopTerminalHook,
+  Queue,
+  serveClients,
+  StoreRequestError,
+  WorkflowRuntime,
+  type ClientInbox,
+  type ListedObject,
+  type ListOptions,
+  type ObjectStore,
+} from "taquba";
 import { encodeRequest } from "../../runtime/client/request-codec.js";
 import { KEEP_NAME, requestIds } from "../../runtime/client/inbox-layout.js";
 import { DisorderedListings, type Disorder } from "../support/disordered-listings.js";
@@ -20,15 +33,27 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
+/** `inner` whose every listing answers all its keys in order, whatever prefix was asked. */
+function listingEverything(inner: MemoryStore): ObjectStore {
+  return {
+    get: (k) => inner.get(k),
+    put: (k, b, o) => inner.put(k, b, o),
+    delete: (k) => inner.delete(k),
+    async *list(_prefix: string, _opts?: ListOptions): AsyncIterable<ListedObject> {
+      yield* inner.list("");
+    },
+  };
+}
+
 /** A queue over a MemoryStore, and its inbox served through `disorder` over the same store. */
-async function served(disorder: Disorder) {
+async function served(disorder: Disorder | "ignoring the prefix") {
   const store = new MemoryStore();
   const failures: unknown[] = [];
   const clock = new MockClock();
   const queue = await Queue.open(store, STORE_NAME, { clock, flushIntervalMs: 0 });
   const runtime = WorkflowRuntime.builder(queue, store, appRunner, NoopTerminalHook).queueName(STEP_QUEUE).build();
   const inbox: ClientInbox = serveClients(queue, runtime, {
-    store: new DisorderedListings(store, disorder),
+    store: disorder === "ignoring the prefix" ? listingEverything(store) : new DisorderedListings(store, disorder),
     appliedRetentionMs: 60_000,
     listIntervalMs: 3_600_000,
     // The serving loop's passes log what failed; a test's own drain may follow one and find nothing left to do.
@@ -85,5 +110,19 @@ describe("the client inbox over a store that breaks the listing contract", () =>
     expect(failed.length).toBeGreaterThan(0);
     for (const err of failed) expect((err as Error).message).toMatch(/the store given to serveClients listed .*answers.* out of key order/);
     expect(await names(store, answers)).toEqual([...old, young]);
+  });
+
+  it("applies only its own step queue's requests over a store that ignores the prefix", async () => {
+    const { store, clock, inbox, drained } = await served("ignoring the prefix");
+    const ids = requestIds();
+    const theirs = `${STORE_NAME}/inbox/other-steps/requests/`;
+    const [other, mine] = [ids(clock.now()), ids(clock.now())];
+    const request = encodeRequest({ op: "signal", key: "k", payload: new Uint8Array([1]) });
+    await store.put(`${theirs}${other}`, request);
+    await store.put(`${requests}${mine}`, request);
+    expect(await drained()).toEqual([]);
+    expect(inbox.stats.applied).toBe(1);
+    expect(await names(store, requests)).toEqual([]);
+    expect(await names(store, theirs)).toEqual([other]);
   });
 });
