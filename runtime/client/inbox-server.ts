@@ -27,6 +27,7 @@ import { SettlementEffects } from "../queue/effects.js";
 import type { Queue } from "../queue/queue.js";
 import type { ObjectStore } from "../store/object-store.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
+import { listedInOrder } from "../store/listing-pages.js";
 import { type AppliedMark, markEffects } from "../workflow/records/applied-mark.js";
 import { encodeValue } from "../workflow/records/codec.js";
 import type { WorkflowLogger } from "../logger.js";
@@ -69,6 +70,8 @@ export const DEFAULT_MAX_CONCURRENT_REQUESTS = 32;
 
 /** A request that does not decode is left alone this long after it was made before it is moved aside. */
 const MALFORMED_GRACE_MS = 30_000;
+/** The store as a refused listing's message names it. */
+const INBOX_STORE = "the store given to serveClients";
 
 /** Options of {@link serveClients}. */
 export interface ServeClientsOptions {
@@ -238,7 +241,8 @@ export class ClientInbox {
     this.stats.listings++;
     const prefix = requestsPrefix(this.#q);
     const names: string[] = [];
-    for await (const o of this.#store.list(prefix)) {
+    // In order and once each: requests about one subject are applied in the order listed.
+    for await (const o of listedInOrder(this.#store, prefix, INBOX_STORE)) {
       const name = o.key.slice(prefix.length);
       if (name !== KEEP_NAME) names.push(name);
     }
@@ -510,7 +514,8 @@ export class ClientInbox {
   async #sweepAnswers(cutoff: number): Promise<void> {
     const prefix = answersPrefix(this.#q);
     const stale: string[] = [];
-    for await (const o of this.#store.list(prefix)) {
+    // In order: the sweep stops at the first answer too young, so one listed out of order would keep older ones for ever.
+    for await (const o of listedInOrder(this.#store, prefix, INBOX_STORE)) {
       const id = o.key.slice(prefix.length);
       if (id === KEEP_NAME) continue;
       if (!isRequestId(id) || requestTime(id) >= cutoff) break;

@@ -7,7 +7,8 @@
  * `PreconditionFailedError`. Listing is List Blobs (`listBlobsFlat`) by
  * prefix, which the service returns in name order (Azurite sorts by UTF-16
  * code units; `inUtf8Order` fixes that up); List Blobs has no start-after,
- * so keys up to `startAfter` are read and skipped here. Throttling (503
+ * so keys up to `startAfter` are read and skipped here; a marker answered
+ * twice in one listing refuses it (`StoreRequestError`). Throttling (503
  * ServerBusy, 429), other 5xx and network failures are retried with backoff;
  * a missing container, refused credentials and bad requests are permanent
  * `StoreRequestError`s naming the account and container.
@@ -20,6 +21,7 @@ import { validateObjectKey } from "./keys.js";
 import { checkRange, rangeOfBody, type ListOptions, type ListedObject, type ObjectStore, type PutOptions, type StoredObject } from "./object-store.js";
 import { skipThrough } from "./skip-through.js";
 import { inUtf8Order } from "./utf8-order.js";
+import { ListingPages } from "./listing-pages.js";
 import {
   isNetworkError,
   retryableUnlessUnreadable,
@@ -274,6 +276,8 @@ export class AzureBlobStore implements ObjectStore {
   async *#listPages(prefix: string): AsyncIterable<ListedObject> {
     const client = await this.#containerClient();
     let marker: string | undefined;
+    // Only its token check: this listing's keys are put in order and skipped through start-after in `list`.
+    const pages = new ListingPages(this.#where(), "", prefix, undefined);
     do {
       const token = marker;
       const page = await this.#withRetries("list", prefix, async () => {
@@ -288,6 +292,8 @@ export class AzureBlobStore implements ObjectStore {
         yield { key: item.name.slice(this.prefix.length), size: item.properties.contentLength ?? 0 };
       }
       marker = page?.continuationToken || undefined;
+      // A service that ignores the marker answers the first page again, with the same one, for ever.
+      pages.next(marker !== undefined, marker);
     } while (marker !== undefined);
   }
 

@@ -70,7 +70,7 @@ export class ListingPages {
       new StoreRequestError(
         "list",
         this.#listed,
-        `${this.#where} ${detail}, so the listing would never end or end short; use a store whose listings follow S3's continuation tokens`,
+        `${this.#where} ${detail}, so the listing would never end or end short; use a service whose listings follow the continuation tokens they give`,
       );
     if (token === undefined || token === "") throw refused("said a page of its listing was truncated but gave no continuation token");
     if (this.#tokens.has(token)) throw refused("answered the same continuation token twice in one listing");
@@ -90,6 +90,30 @@ export async function* listedUnder(store: ObjectStore, prefix: string, opts: Lis
   const { startAfter } = opts;
   for await (const o of store.list(prefix, opts)) {
     if (!o.key.startsWith(prefix) || (startAfter !== undefined && compareKeys(o.key, startAfter) <= 0)) continue;
+    yield o;
+  }
+}
+
+/**
+ * `listedUnder`, and a key at or before the one listed before it refused
+ * with `StoreRequestError`: for callers that act on what they list in key
+ * order (requests applied in submission order, a sweep that stops at the
+ * first key too new), where a key listed again would be acted on twice and
+ * one out of order would be acted on out of turn or, past a stop, never.
+ * Only the last key is kept, so a repeat cannot be told from disorder: both
+ * refuse the listing. `where` names the store in the message.
+ */
+export async function* listedInOrder(store: ObjectStore, prefix: string, where: string, opts: ListOptions = {}): AsyncIterable<ListedObject> {
+  let last: string | undefined;
+  for await (const o of listedUnder(store, prefix, opts)) {
+    if (last !== undefined && compareKeys(o.key, last) <= 0) {
+      throw new StoreRequestError(
+        "list",
+        prefix,
+        `${where} listed ${JSON.stringify(o.key)} after ${JSON.stringify(last)}, out of key order or a second time, so what it lists cannot be acted on in order; use a store whose listings keep key order and list each key once`,
+      );
+    }
+    last = o.key;
     yield o;
   }
 }

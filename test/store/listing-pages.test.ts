@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreRequestError } from "taquba";
-import { ListingPages } from "../../runtime/store/listing-pages.js";
+import { MemoryStore, type ListedObject, type ListOptions, type ObjectStore } from "taquba";
+import { ListingPages, listedInOrder } from "../../runtime/store/listing-pages.js";
 
 /** The keys of `pages` the listing takes, page by page (each page: its keys, whether truncated, its token). */
 function run(pages: ListingPages, answered: [string[], boolean, string | undefined][]): string[] {
@@ -49,5 +50,47 @@ describe("a listing's pages held to the store contract", () => {
       expect(() => none.next(true, token)).toThrow(StoreRequestError);
     }
     expect(new ListingPages('bucket "b"', "in/", "in/", undefined).next(false, undefined)).toBeUndefined();
+  });
+});
+
+/** `inner` whose listings answer `answer(keys it lists)` instead, whatever the prefix and start-after asked. */
+function answering(inner: MemoryStore, answer: (keys: string[]) => string[]): ObjectStore {
+  return {
+    get: (k) => inner.get(k),
+    put: (k, b, o) => inner.put(k, b, o),
+    delete: (k) => inner.delete(k),
+    async *list(_prefix: string, _opts?: ListOptions): AsyncIterable<ListedObject> {
+      const keys: string[] = [];
+      for await (const o of inner.list("")) keys.push(o.key);
+      for (const key of answer(keys)) yield { key, size: 1 };
+    },
+  };
+}
+
+async function inOrder(store: ObjectStore, prefix: string, opts?: ListOptions): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const o of listedInOrder(store, prefix, "the test store", opts)) keys.push(o.key);
+  return keys;
+}
+
+describe("a listing acted on in key order", () => {
+  it("leaves out keys outside the prefix and at or before start-after, and refuses a key listed again or out of order", async () => {
+    const inner = new MemoryStore();
+    for (const k of ["a/0", "in/0", "in/1", "in/2", "z/0"]) await inner.put(k, new Uint8Array([1]));
+    expect(
+      await inOrder(
+        answering(inner, (keys) => keys),
+        "in/",
+        { startAfter: "in/0" },
+      ),
+    ).toEqual(["in/1", "in/2"]);
+    for (const answer of [(keys: string[]) => [...keys, ...keys], (keys: string[]) => keys.reverse()]) {
+      const err = await inOrder(answering(inner, answer), "in/").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StoreRequestError);
+      expect((err as Error).message).toMatch(/list of "in\/" was refused: the test store listed "in\/\d" after "in\/\d", out of key order or a second time/);
+    }
   });
 });

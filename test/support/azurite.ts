@@ -35,6 +35,12 @@ export interface TestAzurite {
   /** Requests that reached the proxy, by HTTP method. */
   readonly requests: Record<string, number>;
   failNext(count: number, response: InjectedAzureResponse): void;
+  /**
+   * While on, the proxy answers a List Blobs request that carries a marker
+   * with the first page it forwarded (marker and all), as a service that
+   * ignores markers does.
+   */
+  ignoreMarkers(on: boolean): void;
   /** Creates a container (idempotent). */
   createContainer(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -88,6 +94,8 @@ export async function startAzurite(): Promise<TestAzurite> {
 
   const requests: Record<string, number> = {};
   const injected: { remaining: number; response: InjectedAzureResponse }[] = [];
+  let ignoringMarkers = false;
+  let firstPage: { status: number; headers: IncomingMessage["headers"]; body: Buffer } | undefined;
   const proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? "GET";
     requests[method] = (requests[method] ?? 0) + 1;
@@ -101,9 +109,30 @@ export async function startAzurite(): Promise<TestAzurite> {
       });
       return;
     }
+    const query = new URL(req.url ?? "/", "http://proxy").searchParams;
+    const listing = ignoringMarkers && method === "GET" && query.get("comp") === "list";
+    if (listing && query.has("marker") && firstPage !== undefined) {
+      const page = firstPage;
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(page.status, page.headers);
+        res.end(page.body);
+      });
+      return;
+    }
     const upstream = httpRequest({ host: "127.0.0.1", port, method, path: req.url, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
+      if (!listing) {
+        up.pipe(res);
+        return;
+      }
+      // A first page: kept, to answer the pages after it.
+      const chunks: Buffer[] = [];
+      up.on("data", (c: Buffer) => chunks.push(c));
+      up.on("end", () => {
+        firstPage = { status: up.statusCode ?? 502, headers: up.headers, body: Buffer.concat(chunks) };
+        res.end(firstPage.body);
+      });
     });
     upstream.on("error", () => {
       res.writeHead(502);
@@ -128,6 +157,10 @@ export async function startAzurite(): Promise<TestAzurite> {
     requests,
     failNext(count, response) {
       injected.push({ remaining: count, response });
+    },
+    ignoreMarkers(on) {
+      ignoringMarkers = on;
+      firstPage = undefined;
     },
     async createContainer(name) {
       await admin.getContainerClient(name).createIfNotExists();
