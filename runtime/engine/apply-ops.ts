@@ -25,12 +25,15 @@ export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaM
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i]!;
     let v: ChangedValue = null;
+    // Whether the key had a value before this op: a key that had none when the delta began and is
+    // deleted again is no change to write (see changed-keys.ts).
+    let had: boolean;
     if (op.kind === "put") {
       v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
-      tree.set(op.key, v);
-    } else tree.delete(op.key);
+      had = tree.set(op.key, v);
+    } else had = tree.delete(op.key);
     if (delta === undefined) continue;
-    if (spans === undefined) delta.set(op.key, v);
-    else delta.setBytes(keys!.bytes, spans[2 * i]!, spans[2 * i + 1]!, v);
+    if (spans === undefined) delta.set(op.key, v, had === false);
+    else delta.setBytes(keys!.bytes, spans[2 * i]!, spans[2 * i + 1]!, v, had === false);
   }
 }

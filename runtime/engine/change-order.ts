@@ -14,19 +14,24 @@ import type { ChangedValue } from "./changed-keys.js";
 const CHUNK = 2048;
 
 /**
- * The entries of `delta` (never mutated meanwhile) in ascending key order.
- * Sorting yields to the event loop in the slices of a `TurnPacer`; `stopped`
- * is checked at each yield and ends the sort early with `onStop()`'s error.
- * The sorted runs are entry numbers over the delta's key bytes, so ordering
- * holds no key strings: each is decoded as the writer takes it.
+ * The changes of `delta` (never mutated meanwhile) in ascending key order:
+ * its entries but those that are no change (`isChange`: a key the state did
+ * not hold when the delta began, deleted again), which are neither sorted
+ * nor written. Sorting yields to the event loop in the slices of a
+ * `TurnPacer`; `stopped` is checked at each yield and ends the sort early
+ * with `onStop()`'s error. The sorted runs are entry numbers over the
+ * delta's key bytes, so ordering holds no key strings: each is decoded as
+ * the writer takes it.
  */
 export async function orderChanges(delta: DeltaMap, stopped: () => boolean, onStop: () => Error): Promise<Iterable<[string, ChangedValue]>> {
   const byKey = (a: number, b: number) => delta.compare(a, b);
   const runs: Uint32Array[] = [];
   const pace = new TurnPacer();
-  for (let i = 0; i < delta.size; i += CHUNK) {
-    const run = new Uint32Array(Math.min(CHUNK, delta.size - i));
-    for (let j = 0; j < run.length; j++) run[j] = i + j;
+  let next = 0;
+  for (let left = delta.changes; left > 0; ) {
+    const run = new Uint32Array(Math.min(CHUNK, left));
+    for (let j = 0; j < run.length; next++) if (delta.isChange(next)) run[j++] = next;
+    left -= run.length;
     runs.push(run.sort(byKey));
     if (pace.due()) {
       await pace.turn();

@@ -13,6 +13,19 @@
  * Only what the engine needs: `set` (insert or replace), `size` (distinct
  * keys), iteration in insertion order (keys decoded again), and the entry
  * order a checkpoint writes (change-order.ts compares the bytes).
+ *
+ * A key the state did not hold when the map began (its first change found
+ * no value: a put of a new key, a delete of an absent one) and that is
+ * deleted again is no change at all: the runs the map's checkpoint is laid
+ * over hold no entry of it, so a tombstone would only be written, merged
+ * and carried for nothing. A queue's claimed job is such a key: its record
+ * and claim entry are put at a claim and deleted at the ack, usually within
+ * one checkpoint's interval. The map keeps such an entry (a later put makes
+ * it a change again) but leaves it out of `changes`, and the checkpoint's
+ * order (change-order.ts) skips it. It still counts in `size`, so a delta
+ * overflows (sorted-map.ts) as before. A compaction's carry takes the
+ * changes after its cut through `mergeLater`, which keeps its run exact over
+ * both cuts.
  */
 import { hashStep } from "./key-hash.js";
 import type { ArenaValue, PackedValue } from "./paged-value.js";
@@ -63,6 +76,8 @@ interface KeyArrays {
   bytes: Buffer;
   starts: Uint32Array;
   hashes: Uint32Array;
+  /** As long as `hashes`: 1 where the entry's key had no value when the map began. */
+  absent: Uint8Array;
   table: Int32Array;
 }
 
@@ -84,7 +99,7 @@ export class ChangedKeysSpares {
 
   /** Keeps `arrays` (dropping any kept before) unless they are larger than `MAX_BYTES`. */
   give(arrays: KeyArrays): void {
-    const bytes = arrays.bytes.byteLength + arrays.starts.byteLength + arrays.hashes.byteLength + arrays.table.byteLength;
+    const bytes = arrays.bytes.byteLength + arrays.starts.byteLength + arrays.hashes.byteLength + arrays.absent.byteLength + arrays.table.byteLength;
     this.#kept = bytes <= ChangedKeysSpares.MAX_BYTES ? arrays : undefined;
   }
 
@@ -114,6 +129,10 @@ export class ChangedKeys<V = ChangedValue> {
   /** Entry i's key is `#bytes[#starts[i], #starts[i + 1])`. */
   #starts: Uint32Array;
   #hashes: Uint32Array;
+  /** 1 where entry i's key had no value in the state when the map began (see the module documentation). */
+  #absent: Uint8Array;
+  /** Entries whose key had no value when the map began and is deleted now: no change to write. */
+  #noChange = 0;
   /** Entry i's value; `#count` entries (the array is made with room for the expected keys). */
   #values: V[];
   #count = 0;
@@ -148,9 +167,11 @@ export class ChangedKeys<V = ChangedValue> {
     if (kept !== undefined && kept.hashes.length >= keys) {
       this.#starts = kept.starts;
       this.#hashes = kept.hashes;
+      this.#absent = kept.absent;
     } else {
       this.#starts = new Uint32Array(keys + 1);
       this.#hashes = new Uint32Array(keys);
+      this.#absent = new Uint8Array(keys);
     }
     if (kept !== undefined && kept.table.length >= slots) this.#table = kept.table.fill(0);
     else this.#table = new Int32Array(slots);
@@ -163,11 +184,13 @@ export class ChangedKeys<V = ChangedValue> {
   retire(spares: ChangedKeysSpares): void {
     if (this.#retired) throw usedAfterRetire();
     this.#retired = true;
-    spares.give({ bytes: this.#bytes, starts: this.#starts, hashes: this.#hashes, table: this.#table });
+    spares.give({ bytes: this.#bytes, starts: this.#starts, hashes: this.#hashes, absent: this.#absent, table: this.#table });
     const none = new Uint32Array(0);
     this.#bytes = Buffer.alloc(0);
     this.#starts = none;
     this.#hashes = none;
+    this.#absent = new Uint8Array(0);
+    this.#noChange = 0;
     this.#table = new Int32Array(0);
     this.#values = [];
     this.#count = 0;
@@ -182,6 +205,17 @@ export class ChangedKeys<V = ChangedValue> {
   /** Distinct keys. */
   get size(): number {
     return this.#count;
+  }
+
+  /** Keys whose change a checkpoint writes: `size` less the keys that had no value when the map began and are deleted now. */
+  get changes(): number {
+    return this.#count - this.#noChange;
+  }
+
+  /** Whether entry `i` is a change to write (not a key that had no value when the map began and is deleted now). */
+  isChange(i: number): boolean {
+    if (this.#retired) throw usedAfterRetire();
+    return this.#absent[i] === 0 || this.#values[i] !== null;
   }
 
   /** Bytes of the keys held. */
@@ -201,11 +235,17 @@ export class ChangedKeys<V = ChangedValue> {
     return this.#used + 3 * units <= changedKeysLimit.bytes / 2;
   }
 
-  /** Sets `key` to `value` (replacing its value when already present: the key keeps its place). */
-  set(key: string, value: V): this {
+  /**
+   * Sets `key` to `value` (replacing its value when already present: the key
+   * keeps its place). `wasAbsent`: the key had no value in the state before
+   * this change; it counts only for a key new to the map, whose first change
+   * this is (then it had none when the map began). False is always safe: a
+   * deleted key is then written as a tombstone.
+   */
+  set(key: string, value: V, wasAbsent = false): this {
     if (this.#retired) throw usedAfterRetire();
     const at = this.#used;
-    return this.#put(this.#probe(at, this.#encode(key, at)), value);
+    return this.#put(this.#probe(at, this.#encode(key, at)), value, wasAbsent);
   }
 
   /**
@@ -213,17 +253,19 @@ export class ChangedKeys<V = ChangedValue> {
    * well-formed key, as `set` takes): the commit's keys as the WAL wrote
    * them, copied and hashed in one pass instead of encoded again.
    */
-  setBytes(bytes: Uint8Array, from: number, len: number, value: V): this {
+  setBytes(bytes: Uint8Array, from: number, len: number, value: V, wasAbsent = false): this {
     if (this.#retired) throw usedAfterRetire();
     const at = this.#used;
     this.#copyIn(bytes, from, len, at);
-    return this.#put(this.#probe(at, len), value);
+    return this.#put(this.#probe(at, len), value, wasAbsent);
   }
 
   /** Sets entry `e` (from `#probe`; -1: the probed key, a new entry) to `value`. */
-  #put(e: number, value: V): this {
+  #put(e: number, value: V, wasAbsent: boolean): this {
     const n = this.#count;
     if (e >= 0) {
+      // An entry's absence at the start was settled by its first change; only whether it is deleted now changes.
+      if (this.#absent[e] === 1) this.#noChange += (value === null ? 1 : 0) - (this.#values[e] === null ? 1 : 0);
       this.#values[e] = value;
       return this;
     }
@@ -232,6 +274,8 @@ export class ChangedKeys<V = ChangedValue> {
     this.#table[this.#slot] = n + 1;
     if (n + 1 >= this.#hashes.length) this.#growEntries();
     this.#hashes[n] = this.#hash;
+    this.#absent[n] = wasAbsent ? 1 : 0;
+    if (wasAbsent && value === null) this.#noChange++;
     this.#used += this.#len;
     this.#starts[n + 1] = this.#used;
     if (n < this.#values.length) this.#values[n] = value;
@@ -308,6 +352,31 @@ export class ChangedKeys<V = ChangedValue> {
     if (this.#retired) throw usedAfterRetire();
     // keyAt throws if the map is retired while this runs (its count drops to 0 then, which would end the loop quietly).
     for (let i = 0; i < this.#count || this.#retired; i++) yield [this.keyAt(i), this.#values[i]!];
+  }
+
+  /**
+   * Takes in the changes of `later`, a map begun where this one ends (a
+   * compaction's carry and the changes since its cut). The run written from
+   * the result is laid over the state at either start, so a key is no
+   * change only when it was absent at both: a key `later` found held (this
+   * map's put, deleted after the cut) is a change, whatever this map found.
+   */
+  mergeLater(later: ChangedKeys<V>): void {
+    if (this.#retired || later.#retired) throw usedAfterRetire();
+    for (let i = 0; i < later.#count; i++) {
+      if (!later.isChange(i)) continue;
+      const from = later.#starts[i]!;
+      const len = later.#starts[i + 1]! - from;
+      const at = this.#used;
+      this.#copyIn(later.#bytes, from, len, at);
+      const e = this.#probe(at, len);
+      const absentAfter = later.#absent[i] === 1;
+      if (e >= 0 && !absentAfter && this.#absent[e] === 1) {
+        if (this.#values[e] === null) this.#noChange--;
+        this.#absent[e] = 0;
+      }
+      this.#put(e, later.#values[i]!, absentAfter);
+    }
   }
 
   /** The entries whose value passes `test`, in insertion order; decodes only their keys. */
@@ -392,6 +461,9 @@ export class ChangedKeys<V = ChangedValue> {
     const starts = new Uint32Array(hashes.length + 1);
     starts.set(this.#starts);
     this.#starts = starts;
+    const absent = new Uint8Array(hashes.length);
+    absent.set(this.#absent);
+    this.#absent = absent;
   }
 
   #growTable(): void {

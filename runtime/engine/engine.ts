@@ -983,18 +983,18 @@ export class Engine {
       // The first run published during a compaction holds the changes since the manifest the compaction started
       // from as well: the manifest it publishes lists that one's runs, which stop at its cut.
       if (this.#carry !== undefined) {
-        for (const [k, v] of changed!) this.#carry.set(k, v);
+        this.#carry.mergeLater(changed!);
         // Merged: nothing else holds it (the engine's delta is the new map).
         changed!.retire(this.#changedSpares);
         changed = this.#carry;
         this.#carry = undefined;
       }
       // Only when commits are covered: a run written for fence markers alone could outlive a crash as a deleted manifest's.
-      const fold = commitsCovered ? this.#foldDue(prev, changed!.size) : undefined;
+      const fold = commitsCovered ? this.#foldDue(prev, changed!.changes) : undefined;
       return { full: false, besideOf: this.#compacting, beside, fold, cutSeq, walNext, cover, changed, snapshot: undefined, owned: [] };
     }
     // Only when commits are covered: a run written for fence markers alone could outlive a crash as a deleted manifest's.
-    const plan: CheckpointPlan = !commitsCovered ? { kind: "add" } : changed === undefined ? { kind: "full" } : this.#plan(prev, changed.size);
+    const plan: CheckpointPlan = !commitsCovered ? { kind: "add" } : changed === undefined ? { kind: "full" } : this.#plan(prev, changed.changes);
     const full = plan.kind === "full";
     if (!full) {
       const fold = plan.kind === "fold" ? foldOf(segmentRuns(prev), plan.fold) : undefined;

@@ -351,18 +351,20 @@ export class LayeredState {
     return this.#mem.get(key) !== undefined || this.#frozen?.get(key) !== undefined || this.#locate(key) >= 0;
   }
 
-  /** Sets `key` (in the memtable; an entry of it in a run dies). */
-  set(key: string, value: StoredValue): void {
+  /** Sets `key` (in the memtable; an entry of it in a run dies); false when it had no value. */
+  set(key: string, value: StoredValue): boolean {
     this.#bytes += entryBytes(key, value);
+    let had = true;
     if (this.#mem.set(key, value)) {
       this.#added++;
-      this.#killInRuns(key);
+      had = this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.#freeze(true);
       else if (this.#added >= this.#earlyAt) this.#growEarly();
       else if (this.#added >= this.#takeBackLookAt) this.#takeBackAfterGrow();
     }
     if (this.#bytes - this.#heldBytes >= this.#memtableBytes) this.#recount();
     this.#work();
+    return had;
   }
 
   /** `#added` at which `#growEarly` next weighs the writes: an eighth of the memtable's keys on. */

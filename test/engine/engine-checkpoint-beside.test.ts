@@ -57,7 +57,8 @@ describe("incremental checkpoints beside a compaction", () => {
       // A compacted state, then incremental runs up to the limit: the next checkpoint is a compaction.
       for (let i = 0; i < 12; i++) await commit(i);
       await engine.checkpoint();
-      for (let round = 0; round < 2; round++) {
+      // How many checkpoints that takes depends on when the compactions came (a run's bytes move them).
+      for (let round = 0; round < 4 && engine.stats.segmentRuns < 3; round++) {
         await commit(100 + round);
         await engine.checkpoint();
       }

@@ -26,12 +26,13 @@ beforeAll(() => {
   stateTuning.memtableRange = TAKE_BACK_RANGE;
   const seen = new WeakMap<LayeredState, number>();
   LayeredState.prototype.set = function (this: LayeredState, ...args: Parameters<LayeredState["set"]>) {
-    set.apply(this, args);
+    const had = set.apply(this, args);
     const n = this.counters.takeBacks;
     if (n > (seen.get(this) ?? 0)) {
       takeBacks += n - (seen.get(this) ?? 0);
       seen.set(this, n);
     }
+    return had;
   };
 });
 afterAll(() => {
