@@ -6,6 +6,7 @@
  * durable channel between steps is a continuing outcome's payload.
  */
 import type { ObjectStore } from "../../store/object-store.js";
+import { listedUnder } from "../../store/listing-pages.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
 import { memoEntryKey, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix } from "../records/kv-keys.js";
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
@@ -238,7 +239,8 @@ export class MemoStore {
     let startAfter: string | undefined;
     for (;;) {
       const listed: string[] = [];
-      for await (const o of this.store.list(root, startAfter === undefined ? {} : { startAfter })) {
+      // Only keys under the run's folder and past the last one: a store whose listing ignores either must not get another run's keys deleted.
+      for await (const o of listedUnder(this.store, root, startAfter === undefined ? {} : { startAfter })) {
         listed.push(o.key);
         if (listed.length >= CLEAR_CHUNK) break;
       }
@@ -281,7 +283,8 @@ export class MemoStore {
         // List a chunk, then delete it: listing resumes after the chunk's last key (by key, not
         // by position), so deleting what was listed cannot make the next listing skip a key.
         const keys: string[] = [];
-        for await (const o of this.store.list(root, startAfter === undefined ? {} : { startAfter })) {
+        // Only keys under this folder and past the last one (see `clearReplaysFrom`).
+        for await (const o of listedUnder(this.store, root, startAfter === undefined ? {} : { startAfter })) {
           keys.push(o.key);
           if (keys.length >= CLEAR_CHUNK) break;
         }
