@@ -6,25 +6,14 @@
  * its own, not taken for its neighbour's.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { MemoryStore, NoopTerminalHook, Queue, TaqubaClient, WorkflowRuntime, type ListedObject, type ListOptions, type ObjectStore } from "taquba";
+import { MemoryStore, NoopTerminalHook, Queue, TaqubaClient, WorkflowRuntime } from "taquba";
 import { appRunner, STEP_QUEUE } from "./fixtures/app.js";
+import { listingEverything } from "../support/careless-listings.js";
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-/** `inner` whose every listing answers all its keys, whatever prefix and start-after were asked. */
-function listingEverything(inner: MemoryStore): ObjectStore {
-  return {
-    get: (k) => inner.get(k),
-    put: (k, b, o) => inner.put(k, b, o),
-    delete: (k) => inner.delete(k),
-    async *list(_prefix: string, _opts?: ListOptions): AsyncIterable<ListedObject> {
-      yield* inner.list("");
-    },
-  };
-}
 
 describe("a TaqubaClient over a store whose listings ignore the prefix", () => {
   it("reads a store name no owner opened as holding no runs, beside another that holds a queue", async () => {

@@ -8,23 +8,12 @@
  * a store that ignores the prefix, only the inbox's own requests are read.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  MemoryStore,
-  MockClock,
-  NoopTerminalHook,
-  Queue,
-  serveClients,
-  StoreRequestError,
-  WorkflowRuntime,
-  type ClientInbox,
-  type ListedObject,
-  type ListOptions,
-  type ObjectStore,
-} from "taquba";
+import { MemoryStore, MockClock, NoopTerminalHook, Queue, serveClients, StoreRequestError, WorkflowRuntime, type ClientInbox } from "taquba";
 import { encodeRequest } from "../../runtime/client/request-codec.js";
 import { KEEP_NAME, requestIds } from "../../runtime/client/inbox-layout.js";
 import { DisorderedListings, type Disorder } from "../support/disordered-listings.js";
 import { appRunner, STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
+import { listingEverything } from "../support/careless-listings.js";
 
 const requests = `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`;
 const answers = `${STORE_NAME}/inbox/${STEP_QUEUE}/answers/`;
@@ -32,18 +21,6 @@ const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-
-/** `inner` whose every listing answers all its keys in order, whatever prefix was asked. */
-function listingEverything(inner: MemoryStore): ObjectStore {
-  return {
-    get: (k) => inner.get(k),
-    put: (k, b, o) => inner.put(k, b, o),
-    delete: (k) => inner.delete(k),
-    async *list(_prefix: string, _opts?: ListOptions): AsyncIterable<ListedObject> {
-      yield* inner.list("");
-    },
-  };
-}
 
 /** A queue over a MemoryStore, and its inbox served through `disorder` over the same store. */
 async function served(disorder: Disorder | "ignoring the prefix") {

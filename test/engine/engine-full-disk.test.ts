@@ -7,11 +7,12 @@
  * acknowledged before. An open on a full file system is refused the same
  * way and leaves the store as it was.
  */
-import { readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ClosedError, Engine, LocalStore, StoreUnavailableError, WriteBatch } from "taquba";
 import { removeSmallFileSystem, smallFileSystem } from "../support/small-file-system.js";
+import { fillDisk } from "../support/fill-disk.js";
 
 const mounted = smallFileSystem("512k");
 
@@ -20,26 +21,11 @@ afterAll(() => removeSmallFileSystem(mounted));
 const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
 const value = (i: number) => new Uint8Array(3000).fill(i & 0xff);
 
-/** Fills the file system with files of `bytes` each until one does not fit; returns their paths. */
-function fill(dir: string, bytes: number): string[] {
-  const files: string[] = [];
-  for (let i = 0; ; i++) {
-    const f = join(dir, `filler-${bytes}-${i}`);
-    try {
-      writeFileSync(f, new Uint8Array(bytes));
-    } catch {
-      rmSync(f, { force: true });
-      return files;
-    }
-    files.push(f);
-  }
-}
-
 describe.skipIf(mounted === undefined)("engine on a full file system (a tmpfs; needs root on Linux)", () => {
   it("rejects the commit that finds no space saying so, then every commit and flush, and a reopen after freeing space holds every acknowledged commit", async () => {
     const root = join(mounted!, "full-while-open");
     const engine = await Engine.open(new LocalStore(root), { retry, checkpointWalBytes: 0, checkpointWalObjects: 0 });
-    const fillers = fill(mounted!, 64 * 1024);
+    const fillers = fillDisk(mounted!, 64 * 1024);
     const acked: number[] = [];
     let refused: unknown;
     for (let i = 0; i < 1000 && refused === undefined; i++) {
@@ -77,7 +63,7 @@ describe.skipIf(mounted === undefined)("engine on a full file system (a tmpfs; n
     for (let i = 0; i < 5; i++) await first.commit(new WriteBatch().put(`k/${i}`, value(i)));
     await first.close();
     // Small fillers last, so not even a manifest fits.
-    const fillers = [...fill(mounted!, 64 * 1024), ...fill(mounted!, 1024), ...fill(mounted!, 64)];
+    const fillers = [...fillDisk(mounted!, 64 * 1024), ...fillDisk(mounted!, 1024), ...fillDisk(mounted!, 64)];
     let refused: unknown;
     try {
       const e = await Engine.open(new LocalStore(root), { retry });

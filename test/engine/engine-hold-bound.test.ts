@@ -9,11 +9,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
-import { decodeWal } from "../../runtime/engine/wal-format.js";
 import { MIN_OBJECT_BATCHES, RELEASE_GROUP } from "../../runtime/engine/wal-writer.js";
 import { everyPutSlow } from "../support/every-put-slow.js";
 import { GatedStore } from "../support/gated-store.js";
 import { until } from "../support/until.js";
+import { batchesPerObject } from "../support/wal-objects.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -27,17 +27,6 @@ async function afterSlowPut(flushIntervalMs: number): Promise<{ gated: GatedStor
   gated.release(gated.held[0]!.key);
   await first;
   return { gated, engine };
-}
-
-/** Commits in each stored WAL object after the first `skip`, in sequence order. */
-async function batchesPerObject(store: MemoryStore, skip: number): Promise<number[]> {
-  const out: number[] = [];
-  for await (const { key } of store.list("wal/")) {
-    const obj = await store.get(key);
-    const wal = decodeWal(key, obj!.body, Number(key.slice("wal/".length)));
-    if (wal.kind === "batches") out.push(wal.batches.length);
-  }
-  return out.slice(skip);
 }
 
 function releaseAll(gated: GatedStore): void {

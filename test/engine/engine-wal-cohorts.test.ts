@@ -9,10 +9,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
-import { decodeWal } from "../../runtime/engine/wal-format.js";
 import { MAX_WAL_COHORTS, MIN_COHORT_COMMITS } from "../../runtime/engine/wal-cohorts.js";
 import { declarePutsContend } from "../../runtime/store/put-contention.js";
 import { GatedStore } from "../support/gated-store.js";
+import { batchesPerObject } from "../support/wal-objects.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -24,17 +24,6 @@ async function holdingWal(walCohorts?: number): Promise<{ gated: GatedStore; eng
   const engine = await Engine.open(gated, walCohorts === undefined ? { flushIntervalMs: 10_000 } : { flushIntervalMs: 10_000, walCohorts });
   gated.hold = (k) => k.startsWith("wal/");
   return { gated, engine };
-}
-
-/** Commits in each stored WAL object, in sequence order. */
-async function batchesPerObject(store: MemoryStore): Promise<number[]> {
-  const out: number[] = [];
-  for await (const { key } of store.list("wal/")) {
-    const obj = await store.get(key);
-    const wal = decodeWal(key, obj!.body, Number(key.slice("wal/".length)));
-    if (wal.kind === "batches") out.push(wal.batches.length);
-  }
-  return out;
 }
 
 /**

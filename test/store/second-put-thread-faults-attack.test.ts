@@ -7,11 +7,12 @@
  * acknowledged commit and writes again. (A read-only remount is refused
  * while a put thread holds its file made ahead open for writing.)
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ClosedError, Engine, LocalStore, StoreUnavailableError, WriteBatch } from "taquba";
 import { removeSmallFileSystem, smallFileSystem } from "../support/small-file-system.js";
+import { fillDisk } from "../support/fill-disk.js";
 
 const mounted = smallFileSystem("768k");
 
@@ -21,21 +22,6 @@ const retry = { attempts: 2, baseDelayMs: 1, maxDelayMs: 1 };
 const value = (i: number) => new Uint8Array(2000).fill(i & 0xff);
 /** Commits sent at once: more than three cohorts, so both put threads have a WAL put in flight. */
 const IN_FLIGHT = 12;
-
-/** Fills the file system with files of `bytes` each until one does not fit; returns their paths. */
-function fill(dir: string, bytes: number): string[] {
-  const files: string[] = [];
-  for (let i = 0; ; i++) {
-    const f = join(dir, `filler-${bytes}-${i}`);
-    try {
-      writeFileSync(f, new Uint8Array(bytes));
-    } catch {
-      rmSync(f, { force: true });
-      return files;
-    }
-    files.push(f);
-  }
-}
 
 function openEngine(root: string): Promise<Engine> {
   return Engine.open(new LocalStore(root, { secondPutThread: true }), { retry, walCohorts: 3, checkpointWalBytes: 0, checkpointWalObjects: 0 });
@@ -81,7 +67,7 @@ describe.skipIf(mounted === undefined)("the second put thread on a file system t
     const engine = await openEngine(root);
     let fillers: string[] = [];
     const { acked, refused } = await commitUntilRefused(engine, () => {
-      fillers = fill(mounted!, 32 * 1024);
+      fillers = fillDisk(mounted!, 32 * 1024);
     });
     expect(acked.length).toBeGreaterThan(0);
     expect(refused.length, "a commit found the file system full").toBeGreaterThan(0);

@@ -4,18 +4,8 @@
  * and a restart.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, StepError, StepOutcome, type RunOutcome, type TerminalHook } from "taquba";
-import { dec, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
-
-function recordingHook(): TerminalHook & { seen: RunOutcome[] } {
-  const seen: RunOutcome[] = [];
-  return {
-    seen,
-    async onTermination(o) {
-      seen.push(o);
-    },
-  };
-}
+import { MemoryStore, MockClock, StepError, StepOutcome } from "taquba";
+import { dec, enc, openEnv, recordingHook, runnerOf, settle, until } from "./helpers.js";
 
 describe("cancellation", () => {
   it("removes a pending step and terminates the run before returning", async () => {

@@ -10,20 +10,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  LocalStore,
-  MemoryStore,
-  MockClock,
-  RunNotRetryableError,
-  StepOutcome,
-  ValidationError,
-  type ObjectStore,
-  type RunOutcome,
-  type StepRunner,
-  type TerminalHook,
-} from "taquba";
+import { LocalStore, MemoryStore, MockClock, RunNotRetryableError, StepOutcome, ValidationError, type ObjectStore, type StepRunner } from "taquba";
 import { withFaults } from "../../runtime/store/with-faults.js";
-import { dec, enc, openEnv, settle, until } from "./helpers.js";
+import { dec, enc, openEnv, recordingHook, settle, until } from "./helpers.js";
 
 const PERIOD = 1000;
 const T0 = 1_700_000_000_000;
@@ -36,16 +25,6 @@ function recordingRunner(): StepRunner & { ran: string[] } {
     async runStep(s) {
       ran.push(dec(s.payload));
       return StepOutcome.succeed(s.payload);
-    },
-  };
-}
-
-function recordingHook(): TerminalHook & { seen: RunOutcome[] } {
-  const seen: RunOutcome[] = [];
-  return {
-    seen,
-    async onTermination(o) {
-      seen.push(o);
     },
   };
 }

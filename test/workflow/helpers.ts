@@ -15,6 +15,7 @@ import {
   StepOutcome,
   type RunnerHandle,
   type StepRunner,
+  type RunOutcome,
   type TerminalHook,
   type WorkflowRuntimeBuilder,
 } from "taquba";
@@ -241,4 +242,15 @@ export function hangingRunner(release: Promise<void>): StepRunner & { calls: num
     },
   };
   return r;
+}
+
+/** A terminal hook that records every notification it is given, in order. */
+export function recordingHook(): TerminalHook & { seen: RunOutcome[] } {
+  const seen: RunOutcome[] = [];
+  return {
+    seen,
+    async onTermination(o) {
+      seen.push(o);
+    },
+  };
 }

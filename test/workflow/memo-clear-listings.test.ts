@@ -4,27 +4,9 @@
  * records are deleted, every one of them, and the clear ends.
  */
 import { describe, expect, it } from "vitest";
-import { type ListOptions, type ListedObject, MemoryStore, MemoStore, type ObjectStore, RunId } from "taquba";
+import { MemoryStore, MemoStore, RunId } from "taquba";
 import { runReplayRoot } from "../../runtime/workflow/records/kv-keys.js";
-import { ForwardingStore } from "../support/forwarding-store.js";
-
-type Disregard = "prefix" | "startAfter" | "both";
-
-/** Lists the whole store from its first key, whatever prefix or start it is asked for, as `disregard` says. */
-class CarelessListings extends ForwardingStore {
-  constructor(
-    inner: ObjectStore,
-    readonly disregard: Disregard,
-  ) {
-    super(inner);
-  }
-
-  override list(prefix: string, opts?: ListOptions): AsyncIterable<ListedObject> {
-    const keepPrefix = this.disregard === "startAfter";
-    const keepStart = this.disregard === "prefix";
-    return this.inner.list(keepPrefix ? prefix : "", keepStart ? opts : {});
-  }
-}
+import { CarelessListings, type Disregard } from "../support/careless-listings.js";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const runId = RunId.parse("run-1");

@@ -9,35 +9,13 @@
  * another report the second end.
  */
 import { describe, expect, it } from "vitest";
-import {
-  MemoryStore,
-  MemoStore,
-  QueueReader,
-  StepError,
-  WorkflowView,
-  type RunnerHandle,
-  type RunOutcome,
-  type StepRunner,
-  type TerminalHook,
-  type WorkflowRuntimeBuilder,
-} from "taquba";
+import { MemoryStore, MemoStore, QueueReader, StepError, WorkflowView, type RunnerHandle, type StepRunner, type WorkflowRuntimeBuilder } from "taquba";
 import { readRunDetail } from "../../operator/inspect/run-detail.js";
 import { terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
-import { advanceUntil, enc, openEnv, until, type Env } from "./helpers.js";
+import { advanceUntil, enc, type Env, openEnv, recordingHook, until } from "./helpers.js";
 
 const STEPS = "workflow-steps";
-
-/** A hook that records every notification it is given. */
-function recordingHook(): TerminalHook & { seen: RunOutcome[] } {
-  const hook = {
-    seen: [] as RunOutcome[],
-    async onTermination(o: RunOutcome) {
-      hook.seen.push(o);
-    },
-  };
-  return hook;
-}
 
 /** A runner whose every delivery waits until released, then fails permanently with its number. */
 function gatedRunner(): StepRunner & { calls: number; release(n: number): void; releaseAll(): void } {

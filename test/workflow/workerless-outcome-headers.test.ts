@@ -9,24 +9,14 @@
  * the hook was given them.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MemoStore, QueueReader, WorkflowView, type PutOptions, type RunOutcome, type TerminalHook } from "taquba";
+import { MemoryStore, MemoStore, QueueReader, WorkflowView, type PutOptions } from "taquba";
 import { ForwardingStore } from "../support/forwarding-store.js";
 import { readRunDetail } from "../../operator/inspect/run-detail.js";
 import { encodeInlineOutcome } from "../../runtime/workflow/records/records.js";
 import { INLINE_OUTCOME_MAX_BYTES } from "../../runtime/workflow/runs/inline-outcome.js";
-import { advanceUntil, enc, hangingRunner, headersAtAndOverInline, openEnv, type Env } from "./helpers.js";
+import { advanceUntil, enc, type Env, hangingRunner, headersAtAndOverInline, openEnv, recordingHook } from "./helpers.js";
 
 const STEPS = "workflow-steps";
-
-function recordingHook(): TerminalHook & { seen: RunOutcome[] } {
-  const hook = {
-    seen: [] as RunOutcome[],
-    async onTermination(o: RunOutcome) {
-      hook.seen.push(o);
-    },
-  };
-  return hook;
-}
 
 /** Every reader's headers for the ended run `runId`: wait, outcome(), another process's view, the operator's run detail. */
 async function headersSeen(env: Env, store: MemoryStore, runId: string): Promise<Record<string, string>[]> {
