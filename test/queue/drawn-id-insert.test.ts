@@ -17,6 +17,7 @@ import { stageRebuiltEnqueue } from "../../runtime/queue/effects.js";
 import { GatedStore } from "../support/gated-store.js";
 import { whilePolluted } from "../support/polluted-prototype.js";
 import { ulidAfter } from "../support/next-ulid.js";
+import { until } from "../support/until.js";
 import { dec, enc, openQueue } from "./helpers.js";
 
 /** A claimed job of queue "work" to settle. */
@@ -26,10 +27,10 @@ async function claimedWork(queue: Queue) {
 }
 
 /** A settlement's effects enqueuing job `jobId` to queue "q", drawn by the queue (`drawn`) or not, as a workflow's next step does. */
-function nextJobEffects(jobId: string, drawn = true): SettlementEffects {
+function nextJobEffects(jobId: string, drawn = true, payload = enc("next")): SettlementEffects {
   const effects = new SettlementEffects();
   const opts = { jobId, dedupKey: `next-${jobId}`, priority: 1000, maxAttempts: 3, headers: { step: "1" } };
-  stageRebuiltEnqueue(effects, "q", enc("next"), drawn ? { ...opts, jobIdDrawn: true } : opts);
+  stageRebuiltEnqueue(effects, "q", payload, drawn ? { ...opts, jobIdDrawn: true } : opts);
   return effects;
 }
 
@@ -96,6 +97,25 @@ describe("a job named with an id the queue drew", () => {
     const settled = await caller;
     expect(settled).toBeInstanceOf(DuplicateJobIdError);
     expect(await queue.view().job(drawn)).toMatchObject({ headers: { step: "1" } });
+    await queue.close();
+  });
+
+  it("taken by a caller's job while its own large payload is written is refused at the commit, and its payload object deleted", async () => {
+    const store = new GatedStore(new MemoryStore(), (key) => key.includes("/payloads/"));
+    const { queue } = await openQueue({ store, payloadOffloadBytes: 16 });
+    const job = await claimedWork(queue);
+    const drawn = queue.nextJobId();
+    const settling = queue.ack(job, nextJobEffects(drawn, true, enc("next".padEnd(64, ".")))).catch((e: unknown) => e);
+    await store.waitHeld(1);
+    const payloadKey = store.held[0]!.key;
+    await queue.enqueue("q", enc("the caller's"), { jobId: drawn });
+    store.release(payloadKey);
+    const refused = await settling;
+    expect(refused).toBeInstanceOf(DuplicateJobIdError);
+    expect((refused as DuplicateJobIdError).jobId).toBe(drawn);
+    expect(await queue.view().job(job.id)).toMatchObject({ state: "claimed" });
+    await expectCallersJob(queue, drawn);
+    await until("the refused settlement's payload object deleted", async () => (await store.inner.get(payloadKey)) === null);
     await queue.close();
   });
 
