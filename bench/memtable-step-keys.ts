@@ -17,6 +17,10 @@
  *   npx esbuild bench/memtable-step-keys.ts --bundle --packages=external --platform=node --format=esm --outfile=bench/.out/step-keys.mjs
  *   N=20000 KEYS=40000 valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --no-concurrent-recompilation --expose-gc bench/.out/step-keys.mjs <checkout>
  *
+ * LOOKUP=1 adds the look-up of the next job's record key before its write,
+ * which a step's insert made until the next job's id was inserted as one
+ * the queue drew (a miss: the id is new).
+ *
  * (`npm run build` in the checkout first; callgrind prints the total as
  * "Collected".) Without callgrind it prints the wall time per step, which a
  * shared machine makes noisy.
@@ -35,6 +39,7 @@ const K = env("K", 2_000);
 const CONC = env("CONC", 50);
 const READS = env("READS", 0);
 const KEYS = env("KEYS", N);
+const LOOKUP = env("LOOKUP", 0);
 /** DROP=counters leaves out the counters' write, DROP=claims the claim markers' (what a step without that key would cost). */
 const DROP = process.env.DROP ?? "";
 if (!["", "counters", "claims"].includes(DROP)) throw new Error(`DROP must be counters or claims, got ${DROP}`);
@@ -111,6 +116,7 @@ for (let i = 0; i < N; i++) {
     if (t.get(p.oldJob) !== undefined) sink++;
     if (t.get(COUNTERS) !== undefined) sink++;
   }
+  if (LOOKUP !== 0 && t.get(p.job) !== undefined) sink++;
   t.set(p.job, value);
   if (DROP !== "claims") t.set(p.claim, value);
   if (DROP !== "claims") t.delete(p.oldClaim);
@@ -121,5 +127,5 @@ for (let i = 0; i < N; i++) {
 }
 const ms = performance.now() - t0;
 console.log(
-  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} DROP=${DROP || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
+  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} DROP=${DROP || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
 );

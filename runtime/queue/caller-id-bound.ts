@@ -15,6 +15,12 @@
  * A noted id is also counted in flight until its enqueue's commit is built
  * (or never will be): no key holds it yet, but a draw must pass over it all
  * the same, or the caller's commit would find its own id taken.
+ *
+ * An id drawn for a job named later (`nextJobId`, a workflow's next step)
+ * was held by no job when drawn; a caller's job can take it before the
+ * insert only by an enqueue noted after the draw, at or below the draws.
+ * The greatest such late id is kept: an earlier draw above it needs no
+ * lookup at its insert either.
  */
 import type { Engine } from "../engine/engine.js";
 import { jobKey } from "./keys.js";
@@ -43,6 +49,10 @@ export class CallerIdBound {
   #next = "";
   /** The greatest id asked about: a caller id at or below it is never drawn again. */
   #drawn = "";
+  /** The first id asked about since the queue opened: one below it was not drawn by this queue (see `mayHoldEarlierDraw`). */
+  #firstDrawn = "";
+  /** The greatest ULID-shaped caller id noted at or below `#drawn` at the time: only such an id can take an id drawn before it was noted. */
+  #late = "";
   /** Caller ids noted above `#drawn`, perhaps not committed yet: a scan of the keys could miss them. */
   readonly #ahead: string[] = [];
   /** Set when more than `AHEAD_LIMIT` such ids were in flight: `#next` is then not kept, and every draw up to the bound is looked up. */
@@ -82,7 +92,13 @@ export class CallerIdBound {
    * which the enqueue calls once its commit is built or will never be.
    */
   note(id: string): boolean {
-    if (id <= this.#drawn || id.length !== 26 || !ULID_SHAPED.test(id)) return false;
+    if (id.length !== 26) return false;
+    if (id <= this.#drawn) {
+      // No later draw meets it, but a draw already made and not yet inserted may (see `mayHoldEarlierDraw`).
+      if (id > this.#late && ULID_SHAPED.test(id)) this.#late = id;
+      return false;
+    }
+    if (!ULID_SHAPED.test(id)) return false;
     this.#inFlight.set(id, (this.#inFlight.get(id) ?? 0) + 1);
     if (id > this.#bound) this.#bound = id;
     if (this.#overflowed) return true;
@@ -110,6 +126,7 @@ export class CallerIdBound {
 
   /** Whether a job may hold the generated id `id`; ids asked about must grow, as the queue draws them. */
   mayHold(id: string): boolean {
+    if (this.#firstDrawn === "") this.#firstDrawn = id;
     this.#drawn = id;
     if (id > this.#bound) return false;
     if (this.#overflowed) return true;
@@ -117,6 +134,18 @@ export class CallerIdBound {
     this.#next = this.#leastHeldFrom(id);
     this.#scannedFrom = id;
     return this.#next === id;
+  }
+
+  /**
+   * Whether a job may hold `id`, drawn earlier by `mayHold`'s caller (held
+   * by no job, nor named by an enqueue in flight, at the draw) and about to
+   * be inserted: only a caller's id noted since, at or below the draws, can
+   * equal it. An id outside this queue's draws since it opened (one drawn
+   * before a restart, or by another source) is looked up. Changes nothing:
+   * draws asked about later still only grow.
+   */
+  mayHoldEarlierDraw(id: string): boolean {
+    return id <= this.#late || id > this.#drawn || id < this.#firstDrawn;
   }
 
   /** The least ULID-shaped id at or above `from` that a job may hold: a committed key, or a noted id. */

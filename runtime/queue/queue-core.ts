@@ -25,7 +25,7 @@ import { callerIdsOfCommit } from "./commit-caller-ids.js";
 import { insertJob, insertJobRecord, type JobKeys, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { JobRecord } from "./record.js";
 import type { Txn } from "./txn.js";
-import type { EnqueueItem, EnqueueOutcome } from "./types.js";
+import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOutcome } from "./types.js";
 import { pooledUlids } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
 import { checkPayloadSizes } from "./payload-limit.js";
@@ -399,10 +399,13 @@ export class QueueCore {
     callerIdsOfCommit(own);
     const out: PreparedEnqueue[] = own.map((i) => {
       const opts = i.opts!;
+      // Checked options have no prototype: only the queue's own builder can have set this (see `DrawnIdEnqueueOptions`).
+      const jobIdDrawn = (opts as DrawnIdEnqueueOptions).jobIdDrawn === true;
       // Before the commit, so an id drawn meanwhile, by this enqueue or another, passes over it (see `freshJobId`).
-      const callerIdInFlight = opts.jobId !== undefined && this.callerIds.note(opts.jobId);
+      // An id this queue drew is no caller's: noted, it would count as one a caller may have taken since the draw.
+      const callerIdInFlight = opts.jobId !== undefined && !jobIdDrawn && this.callerIds.note(opts.jobId);
       // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
-      return { queueName: i.queueName, payload: i.payload, payloadRef: undefined, opts, callerIdInFlight };
+      return { queueName: i.queueName, payload: i.payload, payloadRef: undefined, opts, callerIdInFlight, jobIdDrawn };
     });
     // The list of payloads to offload made only when there is one: a settlement has one item, and none.
     let big: PreparedEnqueue[] | undefined;
@@ -547,6 +550,10 @@ class CoreTransitionContext implements TransitionContext {
 
   callerIdInFlight(id: string): boolean {
     return this.#core.callerIds.inFlight(id);
+  }
+
+  mayHoldEarlierDraw(id: string): boolean {
+    return this.#core.callerIds.mayHoldEarlierDraw(id);
   }
 }
 

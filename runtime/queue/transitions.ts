@@ -50,6 +50,12 @@ export interface TransitionContext {
    */
   callerIdInFlight?(id: string): boolean;
   /**
+   * Whether a job may hold `id`, drawn earlier by this queue for a job
+   * named with it (see `PreparedEnqueue.jobIdDrawn`): only a caller's id
+   * noted since the draw can. Absent, such an id is looked up.
+   */
+  mayHoldEarlierDraw?(id: string): boolean;
+  /**
    * The ids the callers name for the jobs this transaction inserts (see
    * `callerIdsOfCommit`), undefined when none can meet a draw: a drawn id
    * passes over them, since a later item's is not written yet.
@@ -74,6 +80,14 @@ export interface PreparedEnqueue {
   opts: EnqueueOptions;
   /** Whether `opts.jobId` is counted in flight (`CallerIdBound.note`) until `QueueCore.discardUnused` ends that; `prepare` always sets it. */
   callerIdInFlight?: boolean;
+  /**
+   * Whether `opts.jobId` was drawn by this queue's `nextJobId`, not chosen
+   * by a caller (`DrawnIdEnqueueOptions`): not counted in flight, and looked
+   * up only when a caller's job may have taken it since the draw. A taken
+   * one is refused all the same (`DuplicateJobIdError`): the records the
+   * caller built name it, so the caller draws again.
+   */
+  jobIdDrawn?: boolean;
 }
 
 /**
@@ -290,6 +304,17 @@ function drawnTaken(txn: Txn, ctx: TransitionContext, id: string, key: string): 
 }
 
 /**
+ * Whether a job holds the id `id` that `item` names (record key `key`).
+ * One this queue drew for it is looked up only when a caller's job may
+ * have taken it since the draw: a step's next job otherwise costs no
+ * search of the keys.
+ */
+function namedTaken(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue, id: string, key: string): boolean {
+  if (item.jobIdDrawn === true && ctx.mayHoldEarlierDraw?.(id) === false) return false;
+  return txn.has(key);
+}
+
+/**
  * `insertJob`, returning the record it wrote. With `claimed`, a job due now
  * is written as it would be after `claimJob` in the same transaction
  * (attempt 1, claimed at `ctx.now`, its dedup key released), without the
@@ -312,7 +337,7 @@ export function insertJobRecord(
   // Built once: the existence check, the write and (claimed) the settlement of the claim use this one string.
   let jobKey = K.jobKey(id);
   // A drawn id no caller's job can hold is not looked up: a fill's new key missed in the transaction and every key run.
-  if (opts.jobId === undefined ? drawnTaken(txn, ctx, seq, jobKey) : txn.has(jobKey)) {
+  if (opts.jobId === undefined ? drawnTaken(txn, ctx, seq, jobKey) : namedTaken(txn, ctx, item, id, jobKey)) {
     if (opts.jobId !== undefined) throw new DuplicateJobIdError(id);
     // A generated id a caller took (ids drawn in one millisecond count up by one): the next one is drawn
     // instead, so an enqueue without an id never fails on one. Ends: callers hold finitely many ids.

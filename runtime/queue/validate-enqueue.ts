@@ -7,7 +7,7 @@ import { validatePriority } from "./config.js";
 import { validateInstant } from "../time-bounds.js";
 import { checkedHeaders } from "./headers.js";
 import { isWellFormed, MAX_DEDUP_KEY_BYTES, utf8Exceeds, validateDedupKey, validateJobId, validatePositiveInt, validateQueueName } from "./names.js";
-import type { EnqueueItem, EnqueueOptions } from "./types.js";
+import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOptions } from "./types.js";
 import { validateDebouncePeriod } from "./admission.js";
 import { DEBOUNCE_FIELDS, ENQUEUE_FIELDS, refuseUnknownDebounceFields, refuseUnknownEnqueueFields } from "./queue-option-fields.js";
 import { heldPayload, payloadAtCall } from "./payload-at-call.js";
@@ -134,7 +134,7 @@ function refuseUnminted(mint: symbol): void {
  * only (none is defined until set), so a field left out is absent, as in
  * the caller's options.
  */
-class CheckedOptions implements EnqueueOptions {
+class CheckedOptions implements DrawnIdEnqueueOptions {
   declare priority?: number;
   declare runAt?: number;
   declare dedupKey?: string;
@@ -142,6 +142,7 @@ class CheckedOptions implements EnqueueOptions {
   declare jobId?: string;
   declare headers?: Record<string, string>;
   declare debounce?: { key: string; periodMs: number };
+  declare jobIdDrawn?: true;
   readonly #checked = true;
 
   constructor(mint: symbol) {
@@ -214,6 +215,8 @@ export function heldItem(item: EnqueueItem): EnqueueItem {
  */
 export interface RebuiltEnqueueOptions {
   readonly jobId: string;
+  /** `jobId` was drawn by `nextJobId` of the queue this item is committed to (see `DrawnIdEnqueueOptions`); only the options' own field counts. */
+  readonly jobIdDrawn?: boolean;
   readonly dedupKey: string;
   readonly priority: number;
   readonly maxAttempts: number;
@@ -231,7 +234,7 @@ export interface RebuiltEnqueueOptions {
  */
 export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts: RebuiltEnqueueOptions): EnqueueItem {
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
-  const { jobId, dedupKey, priority, maxAttempts, headers, runAt } = opts;
+  const { jobId, jobIdDrawn, dedupKey, priority, maxAttempts, headers, runAt } = opts;
   validatePriority(priority, "EnqueueOptions.priority");
   validatePositiveInt("EnqueueOptions.maxAttempts", maxAttempts);
   const own = new CheckedOptions(MINT);
@@ -243,6 +246,8 @@ export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts:
   own.dedupKey = dedupKey;
   own.maxAttempts = maxAttempts;
   own.jobId = jobId;
+  // Never one set on Object.prototype: that would skip the look-up of an id the queue did not draw.
+  if (jobIdDrawn === true && Object.hasOwn(opts, "jobIdDrawn")) own.jobIdDrawn = true;
   // None is stored as none, as `validateEnqueueOptions` leaves it.
   for (const _ in headers) {
     own.headers = Object.freeze(headers);

@@ -353,7 +353,15 @@ async function settleVerdict(
 }
 
 /** The next step job's options, built by `continueRun` from this step's job (the signal path adds its headers and deadline). */
-type NextStepOptions = { jobId: string; dedupKey: string; priority: number; maxAttempts: number; headers: Record<string, string>; runAt?: number };
+type NextStepOptions = {
+  jobId: string;
+  jobIdDrawn: true;
+  dedupKey: string;
+  priority: number;
+  maxAttempts: number;
+  headers: Record<string, string>;
+  runAt?: number;
+};
 
 /** What every termination of this step records besides how it ended, with the time and the children flag as the step leaves them. */
 function terminationBase(
@@ -547,6 +555,8 @@ function continueRun(
   const elapsed = storedAtMs !== undefined ? Math.max(0, now - storedAtMs) : 0;
   const opts: NextStepOptions = {
     jobId: nextJobId,
+    // Drawn from the queue this settlement commits to: inserted without a look-up unless a caller's id may have taken it since.
+    jobIdDrawn: true,
     dedupKey: stepDedupKey(runId, nextStep),
     priority: job.priority,
     maxAttempts: job.maxAttempts,
