@@ -9,10 +9,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { type ChildRunStart, type EnqueueOptions, LocalStore, StepOutcome } from "taquba";
-import { childrenPrefix, runKey } from "../../runtime/workflow/records/kv-keys.js";
+import { childrenPrefix } from "../../runtime/workflow/records/kv-keys.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
+import { dec, enc, openEnv, runnerOf } from "./helpers.js";
 
 const tempDir = useTempDirs("taquba-child-start-");
 
@@ -44,16 +44,19 @@ describe("child starts in crowds and failures", () => {
 
   it("an unawaited start whose child's submission fails: the run goes on to its next step and ends with no child and no entry", async () => {
     let start: Promise<unknown> | undefined;
+    let submitting!: () => void;
+    const childSubmitting = new Promise<void>((resolve) => {
+      submitting = resolve;
+    });
     const runner = runnerOf(async (s) => {
       if (dec(s.payload) === "second") return StepOutcome.succeed(enc("ended"));
-      const key = runKey("workflow-steps", s.runId);
-      const before = dec(await s.kv.get(key));
       start = s.children.start({ input: enc("child"), parentClose: "cancel" }).then(
         (v) => v,
         (e: unknown) => e,
       );
-      // The start has marked the run as a parent, so it is past the seal's checks: the step returns while it submits.
-      await until(async () => dec(await s.kv.get(key)) !== before, "the run marked as a parent");
+      // The start's submission has reached the queue, so it is past every check of the seal: the step returns while it submits.
+      // (Waiting only for the run's parent mark left a check of the seal after it, which a step that returned first would meet.)
+      await childSubmitting;
       return StepOutcome.continueNow(enc("second"));
     });
     const env = await openEnv(runner, { start: false });
@@ -62,7 +65,10 @@ describe("child starts in crowds and failures", () => {
     // A child's submission commits through the queue's guarded enqueue (held to the parent's step being current).
     const enqueueIfUnchanged = queue.enqueueIfUnchanged.bind(queue);
     queue.enqueueIfUnchanged = async (name: string, payload: Uint8Array, opts: EnqueueOptions, effects, unchanged) => {
-      if (opts.headers?.[HEADER_RUN_ID] === "p-s0-0") throw failure;
+      if (opts.headers?.[HEADER_RUN_ID] === "p-s0-0") {
+        submitting();
+        throw failure;
+      }
       return enqueueIfUnchanged(name, payload, opts, effects, unchanged);
     };
     const worker = env.runtime.spawn();
