@@ -54,8 +54,8 @@ describe("child starts in crowds and failures", () => {
         (v) => v,
         (e: unknown) => e,
       );
-      // The start's submission has reached the queue, so it is past every check of the seal: the step returns while it submits.
-      // (Waiting only for the run's parent mark left a check of the seal after it, which a step that returned first would meet.)
+      // The step returns once the start's submission has reached the queue, past every check of the seal. (Waiting
+      // only for the run's parent mark left a check of the seal after it, which a step that returned first would meet.)
       await childSubmitting;
       return StepOutcome.continueNow(enc("second"));
     });
