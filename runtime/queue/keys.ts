@@ -95,6 +95,8 @@ export const pendingKey = (queue: string, priority: number, seq: string) => [PEN
 export const scheduledKey = (runAt: number, queue: string, id: string) => [SCHEDULED, padTime(runAt), "/", queue, "/", id].join("");
 export const claimedPrefix = (queue: string) => `${CLAIMED}${queue}/`;
 export const claimedKey = (queue: string, id: string) => [CLAIMED, queue, "/", id].join("");
+/** The queue a claimed index key (`claimedKey`) belongs to: job ids hold no '/'. */
+export const queueOfClaimedKey = (key: string) => key.slice(CLAIMED.length, key.lastIndexOf("/"));
 export const donePrefix = (queue: string) => `${DONE}${queue}/`;
 export const doneKey = (queue: string, completedAt: number, id: string) => [DONE, queue, "/", padTime(completedAt), "/", id].join("");
 export const deadPrefix = (queue: string) => `${DEAD}${queue}/`;

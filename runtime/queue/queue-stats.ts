@@ -12,7 +12,7 @@ import type { ReadSource } from "./txn.js";
 /** The done jobs of `queue` its claimed entries carry. */
 export function carriedDone(src: Pick<ReadSource, "scan">, queue: string): number {
   let done = 0;
-  for (const [key, value] of src.scan({ prefix: claimedPrefix(queue) })) if (value.length !== 0) done += decodeCarriedDone(key, value);
+  for (const [key, value] of src.scan({ prefix: claimedPrefix(queue) })) done += decodeCarriedDone(key, value);
   return done;
 }
 

@@ -430,8 +430,9 @@ export function encodeCarriedDone(n: number): Uint8Array {
 /** Longest encoding of a count up to `Number.MAX_SAFE_INTEGER`. */
 const CARRIED_MAX_BYTES = 8;
 
-export function decodeCarriedDone(key: string, bytes: Uint8Array): number {
-  if (bytes.length === 0) return 0;
+/** The done count the claimed index entry `key` holding `bytes` carries; 0 for an absent or empty entry. */
+export function decodeCarriedDone(key: string, bytes: Uint8Array | undefined): number {
+  if (bytes === undefined || bytes.length === 0) return 0;
   let n = 0;
   let scale = 1;
   for (let i = 0; i < bytes.length && i < CARRIED_MAX_BYTES; i++) {

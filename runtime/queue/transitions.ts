@@ -121,19 +121,15 @@ function mayCarry(r: JobRecord): boolean {
  */
 function dropClaimedEntry(txn: Txn, r: JobRecord, key: string, claim?: CarriedDone): void {
   let carried = claim?.carried;
-  if (carried === undefined && mayCarry(r)) {
-    const stored = txn.get(key);
-    carried = stored === undefined ? 0 : decodeCarriedDone(key, stored);
-  }
+  if (carried === undefined && mayCarry(r)) carried = decodeCarriedDone(key, txn.get(key));
   if (carried !== undefined && carried > 0) txn.bump(r.queue, "done", carried);
   txn.delete(key);
 }
 
 /** Deletes a claimed index entry whose job record is gone (see `recoverClaims`), keeping the done count it carries. */
 export function dropOrphanClaimedEntry(txn: Txn, key: string): void {
-  const stored = txn.get(key);
-  const carried = stored === undefined ? 0 : decodeCarriedDone(key, stored);
-  if (carried > 0) txn.bump(key.slice(K.CLAIMED.length, key.lastIndexOf("/")), "done", carried);
+  const carried = decodeCarriedDone(key, txn.get(key));
+  if (carried > 0) txn.bump(K.queueOfClaimedKey(key), "done", carried);
   txn.delete(key);
 }
 
