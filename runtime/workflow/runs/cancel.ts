@@ -13,11 +13,11 @@ import { runKey } from "../records/kv-keys.js";
 import { encodeRunRecord } from "../records/records.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { addTerminalEffects, terminationOfActive, type EndOfActiveRun } from "./terminal.js";
+import { terminationOfActive, type EndOfActiveRun } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
-import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
+import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
 /** A bound on retries across concurrent step transitions; each retry follows a real state change. */
 const MAX_ROUNDS = 32;
@@ -63,8 +63,7 @@ export async function cancelRun(core: RuntimeCore, view: WorkflowView, runIdIn: 
       signalWait: job?.state === "scheduled" ? r.pointer.signalWait : undefined,
     };
     const t = terminationOfActive(runId, r.run, end, now, core.memos.prefix, job);
-    await recordOutcomeWithoutWorker(core, t);
-    const effects = addTerminalEffects(core.terminal, t);
+    const effects = await terminalEffectsWithoutWorker(core, t);
     const out = await core.queue.cancelJob(r.pointer.jobId, effects);
     if (out === "removed") {
       core.noteTerminated(runId, now);

@@ -18,10 +18,10 @@ import { HEADER_RUN_ID, HEADER_STEP } from "../records/reserved.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { RunId } from "./run-id.js";
 import type { RunDebounce, RunOptions } from "./run-types.js";
-import { addTerminalEffects, terminationOfActive } from "./terminal.js";
+import { terminationOfActive } from "./terminal.js";
 import { ownHeader } from "../../option-values.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
-import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
+import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
 /** Checks `RunOptions.debounce`; throws `ValidationError` naming the option. */
 export function checkRunDebounce(o: RunOptions, path = "RunOptions"): void {
@@ -72,6 +72,5 @@ export async function supersessionOf(core: RuntimeCore, d: RunDebounce, by: RunI
     now,
     core.memos.prefix,
   );
-  await recordOutcomeWithoutWorker(core, t);
-  return { jobId: holder.jobId, effects: addTerminalEffects(core.terminal, t), ended: { runId, atMs: now } };
+  return { jobId: holder.jobId, effects: await terminalEffectsWithoutWorker(core, t), ended: { runId, atMs: now } };
 }

@@ -28,12 +28,12 @@ import {
 import { parentOfCompletionKey, settleEndedParent, wakeParent } from "../children/child-runs.js";
 import { RunId } from "./run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { addTerminalEffects, terminationOfActive } from "./terminal.js";
+import { terminationOfActive } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { ownHeader } from "../../option-values.js";
 import { tokenWithoutWorker } from "./end-tokens.js";
-import { recordOutcomeWithoutWorker } from "./workerless-outcome.js";
+import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
 export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jobId: string): Promise<boolean> {
@@ -72,8 +72,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
     core.memos.prefix,
     info,
   );
-  await recordOutcomeWithoutWorker(core, t);
-  const effects = addTerminalEffects(core.terminal, t);
+  const effects = await terminalEffectsWithoutWorker(core, t);
   // The commit needs an enqueue of its own: the notification when the hook observes the
   // outcome, else a no-op job the worker acknowledges. Either way termination, notification
   // and the dedup key that stops a second reconciliation of the same job are one transaction.

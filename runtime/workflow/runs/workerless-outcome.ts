@@ -13,11 +13,16 @@
  * does not commit after all (a cancel that found its step settled) leaves
  * a record no terminal record names, removed with the run's memo.
  */
+import type { SettlementEffects } from "../../queue/effects.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { runOutcomeOf, type TerminationInput } from "./terminal.js";
+import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./terminal.js";
 
-/** Writes the result record of `t` when its headers were left out of its terminal record; store faults retried, then thrown. */
-export async function recordOutcomeWithoutWorker(core: RuntimeCore, t: TerminationInput): Promise<void> {
-  if (t.inline !== undefined) return;
-  await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+/**
+ * The effects of the end `t` no worker performs, once its result record is
+ * written when its headers were left out of its terminal record (store
+ * faults retried, then thrown: the end is then not made).
+ */
+export async function terminalEffectsWithoutWorker(core: RuntimeCore, t: TerminationInput): Promise<SettlementEffects> {
+  if (t.inline === undefined) await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+  return addTerminalEffects(core.terminal, t);
 }
