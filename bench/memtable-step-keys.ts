@@ -21,6 +21,10 @@
  * which a step's insert made until the next job's id was inserted as one
  * the queue drew (a miss: the id is new).
  *
+ * SLOT=1 replaces the claim markers' two ops (the next job's set, the acked
+ * job's delete) with one write over a key each run in flight keeps for its
+ * whole chain, as a claimed entry per chain rewritten in place would make.
+ *
  * (`npm run build` in the checkout first; callgrind prints the total as
  * "Collected".) Without callgrind it prints the wall time per step, which a
  * shared machine makes noisy.
@@ -40,6 +44,7 @@ const CONC = env("CONC", 50);
 const READS = env("READS", 0);
 const KEYS = env("KEYS", N);
 const LOOKUP = env("LOOKUP", 0);
+const SLOT = env("SLOT", 0);
 /** DROP=counters leaves out the counters' write, DROP=claims the claim markers' (what a step without that key would cost). */
 const DROP = process.env.DROP ?? "";
 if (!["", "counters", "claims"].includes(DROP)) throw new Error(`DROP must be counters or claims, got ${DROP}`);
@@ -66,6 +71,7 @@ for (let r = 0; r < K; r++) {
 }
 const runs: string[] = [];
 const jobs: string[] = [];
+const slots: string[] = [];
 const steps: number[] = [];
 for (let r = 0; r < CONC; r++) {
   runs.push(id(next++));
@@ -73,7 +79,8 @@ for (let r = 0; r < CONC; r++) {
   steps.push(0);
   t.set(flat(RUN + runs[r]!), value);
   t.set(flat(`j/${jobs[r]}`), value);
-  t.set(flat(`c/workflow-steps/${jobs[r]}`), value);
+  slots.push(flat(`c/workflow-steps/${jobs[r]}`));
+  t.set(slots[r]!, value);
 }
 
 // Every key made before the steps, for KEYS steps whatever N is, so runs at N and 2N with one KEYS differ only in the steps.
@@ -85,6 +92,8 @@ interface StepKeys {
   history: string;
   step: string;
   run: string;
+  /** The run's chain slot: the claim marker of its first job, written over at each step with SLOT=1. */
+  slot: string;
 }
 const plan: StepKeys[] = [];
 for (let i = 0; i < Math.max(N, KEYS); i++) {
@@ -101,6 +110,7 @@ for (let i = 0; i < Math.max(N, KEYS); i++) {
     history: flat(`${HISTORY}${runs[r]}/${s}`),
     step: flat(STEP + runs[r]),
     run: flat(RUN + runs[r]),
+    slot: slots[r]!,
   });
 }
 
@@ -118,8 +128,11 @@ for (let i = 0; i < N; i++) {
   }
   if (LOOKUP !== 0 && t.get(p.job) !== undefined) sink++;
   t.set(p.job, value);
-  if (DROP !== "claims") t.set(p.claim, value);
-  if (DROP !== "claims") t.delete(p.oldClaim);
+  if (SLOT !== 0) t.set(p.slot, value);
+  else if (DROP !== "claims") {
+    t.set(p.claim, value);
+    t.delete(p.oldClaim);
+  }
   t.delete(p.oldJob);
   t.set(p.history, value);
   t.set(p.step, value);
@@ -127,5 +140,5 @@ for (let i = 0; i < N; i++) {
 }
 const ms = performance.now() - t0;
 console.log(
-  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} DROP=${DROP || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
+  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} SLOT=${SLOT} DROP=${DROP || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
 );

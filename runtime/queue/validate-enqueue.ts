@@ -256,6 +256,27 @@ export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts:
   return Object.freeze(new CheckedItem(MINT, queueName, payload, Object.freeze(own)));
 }
 
+/** The payload `drawnIdOptions` checks options against: only the options are checked there. */
+const NO_PAYLOAD = new Uint8Array(0);
+
+/**
+ * @internal `opts` checked (see `validateEnqueueOptions`), with its `jobId`
+ * marked as drawn by `nextJobId` of the queue the options are committed to
+ * (see `DrawnIdEnqueueOptions`): a run's first step or a redriven step, whose
+ * records name the id before the enqueue. The insert then looks the id up
+ * only when a caller's id noted since the draw may equal it. Never for an id
+ * a caller chose, nor one drawn by another queue: that one is looked up.
+ */
+export function drawnIdOptions(opts: EnqueueOptions): EnqueueOptions {
+  const checked = validateEnqueueOptions(opts, NO_PAYLOAD);
+  if (checked.jobId === undefined) return checked;
+  const own = new CheckedOptions(MINT);
+  // The checked copy's own fields, as they are: no field read from the caller's object again.
+  Object.assign(own, checked);
+  own.jobIdDrawn = true;
+  return Object.freeze(own);
+}
+
 /**
  * `item` when `checkedEnqueueItem` made it, else a checked copy: an item
  * pushed into `SettlementEffects.enqueues` by hand was never checked.

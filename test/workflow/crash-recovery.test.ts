@@ -1,6 +1,8 @@
 /**
  * @module Workflow runs across repeated SIGKILLs of the worker process: each
- * run ends exactly once, and memoized side effects are observed once.
+ * run ends exactly once, memoized side effects are observed once, and the
+ * step queue's stats equal one done job per step: with more runs than the
+ * worker's slots, and with fewer, where each step's ack claims the next.
  */
 import { describe, expect, it } from "vitest";
 import { readFile } from "node:fs/promises";
@@ -14,7 +16,6 @@ import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const script = fileURLToPath(new URL("./fixtures/crash-worker.ts", import.meta.url));
-const N_RUNS = 10;
 const STEPS = 5;
 const KILLS = 5;
 const tempDir = useTempDirs("wf-crash-");
@@ -22,57 +23,76 @@ const tempDir = useTempDirs("wf-crash-");
 // against a hang, stretched by the load as the other crash tests' are (120 s ran out at a load of 18).
 const LIMIT_MS = scaledForLoad(120_000);
 
+/**
+ * Runs `nRuns` five-step runs across repeated SIGKILLs of the worker (four
+ * slots), then checks every run's outcome, its memoized effects, and the
+ * step queue's stats against a model.
+ */
+async function crashAndCheck(nRuns: number, seedName: string): Promise<void> {
+  const dir = await tempDir();
+  const log = join(dir, "effects.log");
+  const args = [dir, String(nRuns), log];
+  const rng = testRandom(seedName);
+  // Once a life performs a new side effect (a log line), it is killed at a random point.
+  const kills = await killLives(script, args, {
+    lives: KILLS,
+    rng,
+    maxDelayMs: 120,
+    progressed: (lines) => lines.some((l) => !l.startsWith(BACKGROUND_FAILURE_PREFIX)),
+  });
+  const last = startScript(script, args, { env: rng.childEnv() });
+  expect((await last.exited).code, last.stderr()).toBe(0);
+  expect(backgroundFailures(last)).toEqual([]);
+
+  const store = new LocalStore(dir);
+  const queue = await Queue.open(store, "wf");
+  const runtime = WorkflowRuntime.builder(queue, store, { runStep: async () => StepOutcome.fail("unused") }, NoopTerminalHook).build();
+  const memos = new MemoStore(store, "workflow-steps-memo");
+  const lines = (await readFile(log, "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => l.split(" "));
+  let duplicates = 0;
+  for (let r = 0; r < nRuns; r++) {
+    const runId = `run-${r}`;
+    const status = await runtime.status(runId);
+    expect(status).toMatchObject({ state: "terminated", status: "succeeded", step: STEPS - 1 });
+    const outcome = await runtime.outcome(runId);
+    const result = new TextDecoder().decode(outcome!.result);
+    const parts = result.split(";").filter(Boolean);
+    expect(parts.map((p) => p.split("=")[0])).toEqual(["0", "1", "2", "3", "4"]);
+    for (const p of parts) {
+      const [step, nonce] = p.split("=") as [string, string];
+      const logged = lines.filter(([id, s]) => id === runId && s === step).map(([, , n]) => n);
+      // The nonce the run carried is the memoized one, and the side effect that produced it ran.
+      expect(logged).toContain(nonce);
+      // Every later delivery observed the memoized value: the one the run carried.
+      const memo = await memos.newMemo(runId, Number(step)).memoized("effect", async () => "absent");
+      expect(memo).toBe(nonce);
+      duplicates += logged.length - 1;
+    }
+  }
+  expect(kills).toBeGreaterThanOrEqual(3);
+  // A computation re-runs only when a kill lands between its side effect and its memo
+  // write, which at most the 4 steps running at the kill can be in.
+  if (process.env.CRASH_TEST_DEBUG) console.log({ kills, logLines: lines.length, duplicates });
+  expect(duplicates).toBeLessThanOrEqual(kills * 4);
+  // Each step is one job, acked once whatever the kills did (a recovered claim is requeued as the same job): the
+  // queue's counters, with the done jobs its claimed entries carried, equal that model.
+  expect(await queue.view().stats("workflow-steps")).toEqual({ pending: 0, scheduled: 0, claimed: 0, done: nRuns * STEPS, dead: 0 });
+  await queue.close();
+}
+
 describe("crash recovery", () => {
   it("every run reaches exactly one terminal outcome across repeated SIGKILLs, memoized effects observed once", { timeout: LIMIT_MS }, async () => {
-    const dir = await tempDir();
-    const log = join(dir, "effects.log");
-    const args = [dir, String(N_RUNS), log];
-    const rng = testRandom("workflow crash recovery");
-    // Once a life performs a new side effect (a log line), it is killed at a random point.
-    const kills = await killLives(script, args, {
-      lives: KILLS,
-      rng,
-      maxDelayMs: 120,
-      progressed: (lines) => lines.some((l) => !l.startsWith(BACKGROUND_FAILURE_PREFIX)),
-    });
-    const last = startScript(script, args, { env: rng.childEnv() });
-    expect((await last.exited).code, last.stderr()).toBe(0);
-    expect(backgroundFailures(last)).toEqual([]);
+    // More runs than slots: steps wait for one, so most settlements ack and the next step is claimed apart.
+    await crashAndCheck(10, "workflow crash recovery");
+  });
 
-    const store = new LocalStore(dir);
-    const queue = await Queue.open(store, "wf");
-    const runtime = WorkflowRuntime.builder(queue, store, { runStep: async () => StepOutcome.fail("unused") }, NoopTerminalHook).build();
-    const memos = new MemoStore(store, "workflow-steps-memo");
-    const lines = (await readFile(log, "utf8"))
-      .trim()
-      .split("\n")
-      .map((l) => l.split(" "));
-    let duplicates = 0;
-    for (let r = 0; r < N_RUNS; r++) {
-      const runId = `run-${r}`;
-      const status = await runtime.status(runId);
-      expect(status).toMatchObject({ state: "terminated", status: "succeeded", step: STEPS - 1 });
-      const outcome = await runtime.outcome(runId);
-      const result = new TextDecoder().decode(outcome!.result);
-      const parts = result.split(";").filter(Boolean);
-      expect(parts.map((p) => p.split("=")[0])).toEqual(["0", "1", "2", "3", "4"]);
-      for (const p of parts) {
-        const [step, nonce] = p.split("=") as [string, string];
-        const logged = lines.filter(([id, s]) => id === runId && s === step).map(([, , n]) => n);
-        // The nonce the run carried is the memoized one, and the side effect that produced it ran.
-        expect(logged).toContain(nonce);
-        // Every later delivery observed the memoized value: the one the run carried.
-        const memo = await memos.newMemo(runId, Number(step)).memoized("effect", async () => "absent");
-        expect(memo).toBe(nonce);
-        duplicates += logged.length - 1;
-      }
-    }
-    expect(kills).toBeGreaterThanOrEqual(3);
-    // A computation re-runs only when a kill lands between its side effect and its memo
-    // write, which at most the 4 steps running at the kill can be in.
-    if (process.env.CRASH_TEST_DEBUG) console.log({ kills, logLines: lines.length, duplicates });
-    expect(duplicates).toBeLessThanOrEqual(kills * 4);
-    expect((await queue.view().stats("workflow-steps")).dead).toBe(0);
-    await queue.close();
+  it("runs whose steps chain (fewer runs than slots) end once across SIGKILLs mid-chain, with the done jobs their claims carried counted", {
+    timeout: LIMIT_MS,
+  }, async () => {
+    // Each continuing step's ack claims the next step in its commit, carrying the run's done count in its claimed entry.
+    await crashAndCheck(3, "workflow crash recovery of chained steps");
   });
 });

@@ -7,9 +7,10 @@
  * between the draw and the commit, and the caller's job is left as it was.
  * A caller's own id that is taken is still refused.
  */
-import { describe, expect, it } from "vitest";
-import { DuplicateJobIdError, type EnqueueOptions, SettlementEffects, StepOutcome, type Queue } from "taquba";
+import { afterEach, describe, expect, it } from "vitest";
+import { DuplicateJobIdError, Engine, type EnqueueOptions, SettlementEffects, StepOutcome, type Queue } from "taquba";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
+import { jobKey } from "../../runtime/queue/keys.js";
 import { settledInTurn, type SubmittedAck } from "../../runtime/queue/claim-settle.js";
 import { nextUlid, ulidAfter } from "../support/next-ulid.js";
 import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
@@ -255,4 +256,59 @@ describe("a next step's job id a caller's job takes between the draw and the set
       }
     });
   }
+});
+
+describe("a job id the runtime draws for a run's first step or a redriven step", () => {
+  const realHas = Engine.prototype.has;
+  afterEach(() => {
+    Engine.prototype.has = realHas;
+  });
+
+  /** Records every key any engine of the process is asked whether it holds, until the test ends. */
+  function recordLookups(): Set<string> {
+    const asked = new Set<string>();
+    Engine.prototype.has = function (this: Engine, key: string) {
+      asked.add(key);
+      return realHas.call(this, key);
+    };
+    return asked;
+  }
+
+  it("is inserted without a look-up of its key when no caller's id was named since the draw", async () => {
+    const state = { failing: true, jobIds: [] as string[] };
+    const env = await openEnv(twoSteps(state));
+    try {
+      const asked = recordLookups();
+      const plain = await env.runtime.submit({ runId: "a", input: enc("in") });
+      const debounced = await env.runtime.submit({ runId: "d", input: enc("in"), options: { debounce: { key: "k", periodMs: 1_000 } } });
+      expect([plain.newlySubmitted, debounced.newlySubmitted]).toEqual([true, true]);
+      expect(await ended(env, "a")).toBe("failed");
+      const redriven = await env.runtime.retryRun("a");
+      expect(redriven.step).toBe(1);
+      expect(await ended(env, "a")).toBe("failed");
+      for (const id of [plain.jobId, debounced.jobId, redriven.jobId]) expect(asked.has(jobKey(id)), `job ${id} looked up`).toBe(false);
+      // The jobs were inserted under those ids all the same.
+      expect(await env.queue.view().job(debounced.jobId)).toMatchObject({ state: "scheduled", debounceKey: "k" });
+      expect(state.jobIds).toEqual([plain.jobId, state.jobIds[1], redriven.jobId]);
+      expect(env.logged).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("is looked up, and drawn again, when a caller's job named it after the draw", async () => {
+    const env = await openEnv(twoSteps({ failing: false, jobIds: [] }));
+    try {
+      const asked = recordLookups();
+      const took = takeAtCommit(env, "enqueueWithEffects", "c");
+      const out = await env.runtime.submit({ runId: "c", input: enc("in") });
+      expect(took.taken).toBeDefined();
+      expect(asked.has(jobKey(took.taken!))).toBe(true);
+      expect(out.jobId).not.toBe(took.taken);
+      expect(await ended(env, "c")).toBe("succeeded");
+      await expectCallersJob(env, took.taken!);
+    } finally {
+      await env.stop();
+    }
+  });
 });

@@ -6,9 +6,9 @@
  * then draws another id and builds the records again; a caller's own
  * `jobId` is never replaced. A continuing step's settlement does the same
  * for its next step's job (its pointer, history entry and any signal wait
- * name the id); that job is staged as one named with a drawn id
- * (`RebuiltEnqueueOptions.jobIdDrawn`), so the queue looks the id up only
- * when a caller's id named since the draw may equal it.
+ * name the id). Each of these jobs is enqueued as one named with a drawn id
+ * (`RebuiltEnqueueOptions.jobIdDrawn`, `drawnIdOptions`), so the queue looks
+ * the id up only when a caller's id named since the draw may equal it.
  */
 import { DuplicateJobIdError } from "../../queue/errors.js";
 

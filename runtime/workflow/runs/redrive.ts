@@ -51,6 +51,7 @@ import { signalDeliveredKey, signalTimedOutKey } from "../records/kv-keys.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { RunNotFoundError, RunNotRetryableError } from "../workflow-errors.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
+import { drawnIdOptions } from "../../queue/validate-enqueue.js";
 import { jobIdOfToken } from "./end-tokens.js";
 import {
   decodeRedrives,
@@ -343,7 +344,8 @@ export async function retryRun(
           if (extra !== undefined) effects.merge(extra);
           const out: RetryOutcome = { runId, step, jobId };
           if (mark !== undefined) markEffects(mark, out, effects);
-          const { outcome } = await core.queue.enqueueWithEffects(core.queueName, source.payload, opts, effects);
+          // Drawn from the queue this enqueue commits to: inserted without a look-up unless a caller's id may have taken it since.
+          const { outcome } = await core.queue.enqueueWithEffects(core.queueName, source.payload, drawnIdOptions(opts), effects);
           if (outcome.newlyEnqueued) return out;
           throw new RunNotRetryableError(runId, "active", `a job of its step ${step} is already queued (job ${outcome.jobId}); wait for it to run`);
         };

@@ -34,6 +34,7 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
+import { drawnIdOptions } from "../../queue/validate-enqueue.js";
 import { type Building } from "../../queue/cancel-state.js";
 import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS, ownHeader } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
@@ -366,15 +367,15 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
       if (options.priority !== undefined) opts.priority = options.priority;
       if (options.maxAttemptsPerStep !== undefined) opts.maxAttempts = options.maxAttemptsPerStep;
       if (options.runAt !== undefined) opts.runAt = options.runAt;
-      if (options.debounce !== undefined) {
-        opts.debounce = { key: options.debounce.key, periodMs: options.debounce.periodMs };
-        return await submitDebounced(core, runId, input, opts, effects, options.debounce, s.unchanged);
-      }
+      if (options.debounce !== undefined) opts.debounce = { key: options.debounce.key, periodMs: options.debounce.periodMs };
+      // Drawn from the queue this enqueue commits to: inserted without a look-up unless a caller's id may have taken it since.
+      const drawn = drawnIdOptions(opts);
+      if (options.debounce !== undefined) return await submitDebounced(core, runId, input, drawn, effects, options.debounce, s.unchanged);
       if (s.unchanged !== undefined) {
-        const out = await core.queue.enqueueIfUnchanged(core.queueName, input, opts, effects, s.unchanged);
+        const out = await core.queue.enqueueIfUnchanged(core.queueName, input, drawn, effects, s.unchanged);
         return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
       }
-      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, input, opts, effects);
+      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, input, drawn, effects);
       return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
     } catch (e) {
       if (!drawnIdTaken(e, jobId)) throw e;
