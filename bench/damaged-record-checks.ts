@@ -1,6 +1,6 @@
 /**
  * @module CPU of a claim's read of a pending job record with the checks
- * that find a damaged one (`readPendingJob`: the record's id against the
+ * that find a damaged one (`readIndexedJob`: the record's id against the
  * job it is read as, its queue against the queue claimed from, a decode
  * failure taken as a damaged record) beside the read as it was before them
  * (the record's key built, its bytes got and decoded), round by round in
@@ -12,7 +12,7 @@
  * Run: `JOBS=1000 READS=2000000 ROUNDS=12 npx tsx bench/damaged-record-checks.ts`.
  */
 import { Engine, MemoryStore, WriteBatch } from "../runtime/index.js";
-import { readPendingJob } from "../runtime/queue/damaged-record.js";
+import { readIndexedJob } from "../runtime/queue/damaged-record.js";
 import { jobKey } from "../runtime/queue/keys.js";
 import { decodeJob, encodeJob, type JobRecord } from "../runtime/queue/record.js";
 import { Txn } from "../runtime/queue/txn.js";
@@ -60,7 +60,7 @@ const variants: [string, (id: string) => void][] = [
   [
     "read with the damage checks",
     (id) => {
-      const r = readPendingJob(txn, id, "jobs");
+      const r = readIndexedJob(txn, id, "jobs");
       if (r !== undefined && "attempts" in r) sink += r.attempts;
     },
   ],

@@ -18,7 +18,7 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, decodeJob, type JobRecord } from "./record.js";
-import { DamagedRecord, readPendingJob, setAsidePending } from "./damaged-record.js";
+import { DamagedRecord, readIndexedJob, setAsidePending } from "./damaged-record.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
@@ -187,7 +187,7 @@ function claimPending(
   let damaged = false;
   for (const id of ids) {
     if (claimed.length === max) break;
-    const r = readPendingJob(txn, id, queueName);
+    const r = readIndexedJob(txn, id, queueName);
     if (r instanceof DamagedRecord) {
       const e = setAsidePending(txn, core.engine, core.ctx(), queueName, r, ids.length);
       if (e !== undefined) aside(e);

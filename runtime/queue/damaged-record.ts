@@ -7,8 +7,8 @@
  * can be read of it), and a cancel removes it.
  */
 import { StoreCorruptedError } from "../errors.js";
-import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
+import { type DeadLetteredEvent, MAX_PRIORITY } from "./config.js";
 import { readableJobFields, type JobRecord, type JobState } from "./record.js";
 import { textBytes } from "./record-pack.js";
 import {
@@ -49,11 +49,11 @@ export function readOrDamaged(txn: Pick<Txn, "get">, id: string): JobRecord | Da
 }
 
 /**
- * The record of job `id`, which the pending jobs of `queue` name: undefined
- * when there is none, a `DamagedRecord` when it cannot be read or names
- * another job or another queue.
+ * The record of job `id`, which an index entry of `queue` names (pending
+ * or claimed): undefined when there is none, a `DamagedRecord` when it
+ * cannot be read or names another job or another queue.
  */
-export function readPendingJob(txn: Txn, id: string, queue: string): JobRecord | DamagedRecord | undefined {
+export function readIndexedJob(txn: Txn, id: string, queue: string): JobRecord | DamagedRecord | undefined {
   const r = readOrDamaged(txn, id);
   if (r instanceof DamagedRecord) return r;
   // Claimed as its own queue's, it moved that queue's stats while this queue's went on counting it pending.
@@ -81,13 +81,51 @@ export function setAsidePending(
   const { id } = damaged;
   const entry = pendingEntryOf(src, queue, id, scanned);
   if (entry === undefined) return undefined;
-  const bytes = txn.get(K.jobKey(id));
-  const fields = bytes === undefined ? {} : readableJobFields(bytes);
   const at = entry.lastIndexOf("/");
   const seq = entry.slice(at + 1);
   const priority = Number(entry.slice(entry.lastIndexOf("/", at - 1) + 1, at));
   // As the pending index holds it: what the writes below replace.
   const was: JobRecord = { id, queue, state: "pending", seq, priority, payload: EMPTY, attempts: 0, maxAttempts: 1, enqueuedAt: ctx.now };
+  return writeSetAside(txn, ctx, was, damaged, true);
+}
+
+/**
+ * Sets aside in `txn` the damaged job whose claimed entry `key` (of
+ * `queue`) a previous process or an expired lease left: the entry goes,
+ * with the done count it carries kept, and the job becomes dead as by
+ * `setAsidePending`; the stats move it from claimed to dead.
+ */
+export function setAsideClaimed(txn: Txn, ctx: TransitionContext, key: string, queue: string, damaged: DamagedRecord): DeadLetteredEvent {
+  const { id } = damaged;
+  if (txn.get(key) !== undefined) {
+    dropOrphanClaimedEntry(txn, key);
+    txn.move(queue, "claimed", null);
+  }
+  const bytes = txn.get(K.jobKey(id));
+  const fields = bytes === undefined ? {} : readableJobFields(bytes);
+  const was: JobRecord = {
+    id,
+    queue,
+    state: "claimed",
+    seq: own<string>(fields, "seq", (v) => typeof v === "string" && v.length > 0 && !v.includes("/")) ?? id,
+    priority: own<number>(fields, "priority", (v) => isCount(v) && v <= MAX_PRIORITY) ?? ctx.config(queue).defaultPriority,
+    payload: EMPTY,
+    attempts: 0,
+    maxAttempts: 1,
+    enqueuedAt: ctx.now,
+  };
+  return writeSetAside(txn, ctx, was, damaged, false);
+}
+
+/**
+ * Writes the dead record of the damaged job `was` describes (its id, queue,
+ * order): with `replaces`, over `was` as its index holds it; else as a new
+ * record, `was`'s entry already gone.
+ */
+function writeSetAside(txn: Txn, ctx: TransitionContext, was: JobRecord, damaged: DamagedRecord, replaces: boolean): DeadLetteredEvent {
+  const { id, queue } = was;
+  const bytes = txn.get(K.jobKey(id));
+  const fields = bytes === undefined ? {} : readableJobFields(bytes);
   const keep = ctx.config(queue).deadRetentionMs;
   const lastError = boundLastError(damageText(id, damaged.detail, bytes));
   const dead: JobRecord = {
@@ -115,7 +153,7 @@ export function setAsidePending(
   releaseDedup(txn, { ...was, dedupKey: own<string>(fields, "dedupKey", (v) => typeof v === "string") });
   releaseDebounce(txn, { ...was, debounceKey: own<string>(fields, "debounceKey", (v) => typeof v === "string") });
   recordAttempt(txn, dead, ctx.now, "dead_lettered", lastError);
-  writeJob(txn, dead, was);
+  writeJob(txn, dead, replaces ? was : undefined);
   return { jobId: id, queueName: queue, reason: RECORD_CORRUPTED, lastError };
 }
 

@@ -6,7 +6,9 @@
  * as dead with the reason `record_corrupted` and goes on to the next good
  * job in the same call; every good job, before and after it, is claimed and
  * done; the stats equal a model of the jobs, also after another reopen; a
- * worker runs through it; the job's view names it; a cancel removes it.
+ * worker runs through it; the job's view names it; a cancel removes it. A
+ * job a stopped process held claimed, damaged before the next open, is set
+ * aside by that open's recovery instead of failing it.
  */
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
@@ -246,6 +248,51 @@ describe.each(STORES)("a damaged job record over a %s", (_store, makeStore) => {
       expect(engine.get(jobKey("o1"))).toBeDefined();
     } finally {
       await engine.close();
+    }
+  });
+});
+
+describe.each(STORES)("a claimed job whose record is damaged before a restart, over a %s", (_store, makeStore) => {
+  it.each(DAMAGES)("with $what is set aside as dead by the open's recovery, which no longer fails", async (damage) => {
+    const store = await makeStore();
+    const clock = new MockClock(T0);
+    const dead: DeadLetteredEvent[] = [];
+    let queue = await open(store, clock, dead);
+    await fill(queue);
+    // g1 done, g2 and the victim claimed when the process stops.
+    const [g1, g2, victim] = await queue.claimBatch("w", 3, 30_000);
+    expect([g1?.id, g2?.id, victim?.id]).toEqual(["g1", "g2", "victim"]);
+    await queue.ack(g1!);
+    await queue.close();
+
+    await damageRecord(store, "victim", damage);
+    queue = await open(store, clock, dead);
+    try {
+      expect(queue.recovery.deadLettered).toEqual(["victim"]);
+      expect(queue.recovery.requeued).toEqual(["g2"]);
+      const info = await queue.view().job("victim");
+      expect(info).toMatchObject({ id: "victim", queueName: "w", state: "dead" });
+      expect(info?.lastError).toMatch(/^record_corrupted: /);
+      expect(info?.lastError).toMatch(damage.says);
+      expect(await queue.view().stats("w")).toEqual(stats({ pending: 3, done: 1, dead: 1 }));
+      const rest: string[] = [];
+      for (let job = await queue.claim("w", 30_000); job !== null; job = await queue.claim("w", 30_000)) {
+        await queue.ack(job);
+        rest.push(job.id);
+      }
+      expect(rest).toEqual(["g2", "g3", "g4"]);
+      expect(await queue.view().stats("w")).toEqual(stats({ done: 4, dead: 1 }));
+      expect(await queue.view().stats("other")).toEqual(stats({ pending: 1 }));
+      await until("the set-aside announced", async () => dead.some((e) => e.jobId === "victim" && e.reason === "record_corrupted"));
+    } finally {
+      await queue.close();
+    }
+    queue = await open(store, clock, dead);
+    try {
+      expect(await queue.view().stats("w")).toEqual(stats({ done: 4, dead: 1 }));
+      expect(queue.recovery.deadLettered).toEqual([]);
+    } finally {
+      await queue.close();
     }
   });
 });
