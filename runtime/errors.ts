@@ -35,6 +35,7 @@ export const TAQUBA_ERROR_CODES = [
   "PAYLOAD_TOO_LARGE",
   "CANCEL_REQUESTED",
   "PAYLOAD_MISSING",
+  "JOB_RECORD_DAMAGED",
   "PERMANENT",
   // workflow
   "INVALID_RUN_ID",
@@ -135,7 +136,8 @@ export class StoreCorruptedError extends TaqubaError {
   /** `advice` says what to do when the usual answer (restore a backup or remove the store's data) is not the best one. */
   constructor(
     readonly objectKey: string,
-    detail: string,
+    /** What is wrong with the object, without its key or advice. */
+    readonly detail: string,
     advice = "restore it from a backup or remove the store's data, nothing was replayed from it",
   ) {
     super("STORE_CORRUPTED", `object "${objectKey}" is corrupted (${detail}); ${advice}`);

@@ -93,6 +93,7 @@ export {
   PayloadTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
+  JobRecordDamagedError,
   PermanentError,
 } from "./queue/index.js";
 export type {

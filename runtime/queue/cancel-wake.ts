@@ -4,6 +4,8 @@
  * holder). All wait for durable commits.
  */
 import { ValidationError } from "../errors.js";
+import { DamagedRecord, readOrDamaged, removeDamaged } from "./damaged-record.js";
+import type { LeaseEntry } from "./lease-registry.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { PayloadTooLargeError } from "./errors.js";
 import { MAX_KV_VALUE_SIZE, validateJobId } from "./names.js";
@@ -29,12 +31,21 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
   let outcome: CancelOutcome;
   let commit: Promise<void> | undefined;
   let removed: JobRecord | undefined;
+  let damaged: { detail: string; entries: number; payloadRef: string | undefined; lease: LeaseEntry | undefined } | undefined;
   const ctx = core.ctx(prepared);
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
-    const r = readJob(txn, jobId);
-    if (r === undefined || r.state === "done" || r.state === "dead") outcome = "not_found";
+    const r = readOrDamaged(txn, jobId);
+    if (r instanceof DamagedRecord) {
+      // Its record cannot say where it is filed: every index naming it is scanned, and all of it removed.
+      outcome = "removed";
+      const gone = removeDamaged(txn, core.engine, jobId);
+      damaged = { detail: r.detail, entries: gone.entries.length, payloadRef: gone.payloadRef, lease: core.leases.get(jobId) };
+      if (damaged.lease !== undefined) core.leases.remove(jobId);
+      outcomes = core.applyEffects(txn, ctx, effects, prepared);
+      commit = core.commit(txn, true);
+    } else if (r === undefined || r.state === "done" || r.state === "dead") outcome = "not_found";
     else if (r.state === "claimed") {
       outcome = "requested";
       if (r.cancelRequested !== true) {
@@ -57,6 +68,16 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
   if (outcome === "requested") {
     const e = core.leases.get(jobId);
     if (e !== undefined && !e.requested) e.request(new Error(`cancellation of job ${jobId} was requested`));
+  }
+  if (damaged !== undefined) {
+    core.log.warn(
+      { jobId, reason: "record_corrupted" },
+      `queue "${core.name}": the stored record of job ${jobId} was damaged (${damaged.detail}); cancel removed the job and the ${damaged.entries} index entries naming it`,
+    );
+    damaged.lease?.request(new Error(`job ${jobId} was cancelled: its stored record was damaged`));
+    if (damaged.payloadRef !== undefined) await core.payloads.deleteAll([damaged.payloadRef]);
+    core.completions.finished(jobId, { kind: "cancelled" });
+    core.announceInserted(prepared, outcomes ?? [], ctx.now);
   }
   if (removed !== undefined) {
     if (removed.payloadRef !== undefined) await core.payloads.deleteAll([removed.payloadRef]);

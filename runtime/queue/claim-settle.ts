@@ -18,6 +18,7 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, decodeJob, type JobRecord } from "./record.js";
+import { DamagedRecord, readIndexedJob, setAsidePending } from "./damaged-record.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
@@ -53,39 +54,49 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
   const scanLimit = hasLimits(limits) ? max + ADMISSION_SCAN_BUDGET : max;
   let ids = pendingIds(core, queueName, scanLimit);
-  // Scan again after each wait: the scan and the claim must share one synchronous run.
-  for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
-    await w;
-    core.checkOpen();
-    ids = pendingIds(core, queueName, scanLimit);
-  }
-  const now = core.clock.now();
-  const txn = new Txn(core.engine);
+  let now: number;
+  let txn: Txn;
   const claimed: [JobRecord, LeaseEntry][] = [];
   const stored = new Map<string, Uint8Array | undefined>();
   let retryAt: number | undefined;
-  for (const id of ids) {
-    if (claimed.length === max) break;
-    const r = readJob(txn, id);
-    if (r === undefined || r.state !== "pending") continue;
-    // After a restart the windows start from what the previous owner made durable.
-    seedRateWindows(txn, core.leases.windows, limits, r.headers, now);
-    const a = admit(core.leases.slots, core.leases.windows, limits, r.headers, now);
-    if (!a.admit) {
-      if (a.retryAt !== undefined) retryAt = Math.min(retryAt ?? a.retryAt, a.retryAt);
-      continue;
+  let setAside: DeadLetteredEvent[] | undefined;
+  for (;;) {
+    // Scan again after each wait: the scan and the claim must share one synchronous run.
+    for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
+      await w;
+      core.checkOpen();
+      ids = pendingIds(core, queueName, scanLimit);
     }
-    // The durable windows ride on this claim's commit: readers elsewhere see the rate limit, a restarted owner keeps counting.
-    recordRateClaim(txn, core.leases.windows, limits, r.headers, now);
-    const next = claimJob(txn, r, now);
-    stored.set(next.id, txn.get(K.jobKey(next.id)));
-    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
+    now = core.clock.now();
+    txn = new Txn(core.engine);
+    if (
+      claimPending(
+        core,
+        txn,
+        queueName,
+        ids,
+        max,
+        now,
+        limits,
+        lease,
+        claimed,
+        stored,
+        (at) => (retryAt = Math.min(retryAt ?? at, at)),
+        (e) => (setAside ??= []).push(e),
+      )
+    )
+      break;
+    // Only damaged records were found, each now set aside: the next scan passes them.
+    announceSetAside(core, core.commit(txn, true), setAside!);
+    setAside = undefined;
+    ids = pendingIds(core, queueName, scanLimit);
   }
   if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
   if (claimed.length === 0) return [];
   // Also when the queue has no limit left: a removed rate limit must not stay on record for readers.
   recordRateConfig(txn, queueName, limits.rateLimit);
-  core.commitApplied(txn);
+  if (setAside === undefined) core.commitApplied(txn);
+  else announceSetAside(core, core.commit(txn, true), setAside);
   core.loop.rearm(now + lease);
   // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
   // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
@@ -149,6 +160,68 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   } finally {
     core.countClaimsInFlight(queueName, -claimed.length);
   }
+}
+
+/**
+ * Claims in `txn` the first `max` of the pending jobs `ids` of `queueName`
+ * that its limits admit, adding them to `claimed` (and their stored bytes
+ * to `stored`); `heldBack` is told when a held-back job may be claimed.
+ * A job whose record is damaged is set aside as dead in `txn` instead
+ * (`aside`). False when only such jobs were found: nothing was claimed,
+ * and the caller commits `txn` and scans again.
+ */
+function claimPending(
+  core: QueueCore,
+  txn: Txn,
+  queueName: string,
+  ids: readonly string[],
+  max: number,
+  now: number,
+  limits: ReturnType<QueueCore["limitsOf"]>,
+  lease: number,
+  claimed: [JobRecord, LeaseEntry][],
+  stored: Map<string, Uint8Array | undefined>,
+  heldBack: (retryAt: number) => void,
+  aside: (e: DeadLetteredEvent) => void,
+): boolean {
+  let damaged = false;
+  for (const id of ids) {
+    if (claimed.length === max) break;
+    const r = readIndexedJob(txn, id, queueName);
+    if (r instanceof DamagedRecord) {
+      const e = setAsidePending(txn, core.engine, core.ctx(), queueName, r, ids.length);
+      if (e !== undefined) aside(e);
+      damaged ||= e !== undefined;
+      continue;
+    }
+    if (r === undefined || r.state !== "pending") continue;
+    // After a restart the windows start from what the previous owner made durable.
+    seedRateWindows(txn, core.leases.windows, limits, r.headers, now);
+    const a = admit(core.leases.slots, core.leases.windows, limits, r.headers, now);
+    if (!a.admit) {
+      if (a.retryAt !== undefined) heldBack(a.retryAt);
+      continue;
+    }
+    // The durable windows ride on this claim's commit: readers elsewhere see the rate limit, a restarted owner keeps counting.
+    recordRateClaim(txn, core.leases.windows, limits, r.headers, now);
+    const next = claimJob(txn, r, now);
+    stored.set(next.id, txn.get(K.jobKey(next.id)));
+    claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
+  }
+  return !damaged || claimed.length > 0;
+}
+
+/** Tells the dead-letter listeners of the jobs set aside for their damaged records once `commit`, which set them aside, is durable. */
+function announceSetAside(core: QueueCore, commit: Promise<void>, events: readonly DeadLetteredEvent[]): void {
+  commit.then(
+    () => {
+      for (const ev of events) {
+        core.completions.finished(ev.jobId, { kind: "dead" });
+        core.host.deadLettered(ev);
+      }
+    },
+    () => undefined,
+  );
 }
 
 /** One pending wake-up per rate-limited queue of a queue store: the earliest time a held-back job may be claimed. */

@@ -124,12 +124,14 @@ export interface OpenOptions {
 
 /**
  * A job dead-lettered outside any settlement: by the reaper, by recovery on
- * open, or by a claim that found its payload object missing or corrupted.
+ * open, or by a claim that found its payload object missing or corrupted,
+ * or its stored record damaged.
  */
 export interface DeadLetteredEvent {
   jobId: string;
   queueName: string;
-  reason: "lease_expired" | "interrupted" | "payload_missing" | "payload_corrupted";
+  /** `record_corrupted`: a claim found the job's stored record damaged and set the job aside (see docs/queue.md). */
+  reason: "lease_expired" | "interrupted" | "payload_missing" | "payload_corrupted" | "record_corrupted";
   /** The job's `lastError` (bounded like it: 16,384 characters and a marker of the cut). */
   lastError: string;
 }

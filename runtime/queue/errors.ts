@@ -106,3 +106,21 @@ export class PermanentError extends TaqubaError {
     this.effects = opts.effects;
   }
 }
+
+/**
+ * A job's stored record is damaged (cut short, a field of another kind, or
+ * naming another job), so the job cannot be shown. A claim of its queue
+ * sets a pending one aside as dead (reason `record_corrupted`, with what
+ * could be read of it); a cancel removes it.
+ */
+export class JobRecordDamagedError extends TaqubaError {
+  constructor(
+    readonly jobId: string,
+    readonly detail: string,
+  ) {
+    super(
+      "JOB_RECORD_DAMAGED",
+      `the stored record of job ${jobId} is damaged (${detail}); a claim of its queue sets a waiting job aside as dead (record_corrupted) and shows what could be read of it, or cancel the job to remove it`,
+    );
+  }
+}

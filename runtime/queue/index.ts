@@ -51,6 +51,7 @@ export {
   PayloadTooLargeError,
   CancelRequestedError,
   PayloadMissingError,
+  JobRecordDamagedError,
   PermanentError,
 } from "./errors.js";
 export type {

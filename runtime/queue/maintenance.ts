@@ -15,6 +15,7 @@ import { waitInBackground, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
+import { DamagedRecord, readIndexedJob, setAsideClaimed } from "./damaged-record.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
 import { copyJob, decodeSuperseded, type JobRecord } from "./record.js";
@@ -133,7 +134,13 @@ function recoverClaimBatches(host: MaintenanceHost, requeued: string[], deadLett
     const queues = new Set<string>();
     const dead: DeadLetteredEvent[] = [];
     for (const key of keys) {
-      const r = readJob(txn, K.lastField(key));
+      const r = readIndexedJob(txn, K.lastField(key), K.queueOfClaimedKey(key));
+      if (r instanceof DamagedRecord) {
+        // Thrown here, it failed every open of the store.
+        dead.push(setAsideClaimed(txn, ctx, key, K.queueOfClaimedKey(key), r));
+        deadLettered.push(r.id);
+        continue;
+      }
       if (r === undefined || r.state !== "claimed") {
         dropOrphanClaimedEntry(txn, key); // an index entry without its record: drop it
         continue;

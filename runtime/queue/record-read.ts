@@ -133,6 +133,46 @@ export function readJobRecord(b: Uint8Array): JobRecord | undefined {
   return isJobState(o.state) && Number.isInteger(o.attempts) && Number.isInteger(o.maxAttempts) ? (o as unknown as JobRecord) : undefined;
 }
 
+/**
+ * The job fields `b` holds before the first thing this reader does not take
+ * (see the module), each whole: what can be read of a damaged record (one
+ * cut short, a field of another kind) to set it aside. Only as called for
+ * `readJobRecord`; the fields are not checked beyond their kind.
+ */
+export function readJobFieldsUntilDamage(b: Uint8Array): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  const end = b.length;
+  const head = end === 0 ? 0 : b[0]!;
+  let n: number;
+  if (head >= 0x80 && head <= 0x8f) {
+    n = head & 0x0f;
+    pos = 1;
+  } else if (head === 0xde && end >= 3) {
+    n = (b[1]! << 8) | b[2]!;
+    pos = 3;
+  } else return o;
+  for (let i = 0; i < n && pos < end; i++) {
+    const k = b[pos]!;
+    if (k < 0xa0 || k > 0xbf) break;
+    const f = fieldAt(b, pos + 1, k & 0x1f);
+    if (f === undefined || f.name in o) break;
+    pos += 1 + (k & 0x1f);
+    const v =
+      f.kind === TEXT
+        ? readText(b, end)
+        : f.kind === NUMBER
+          ? readNumber(b, end)
+          : f.kind === BYTES
+            ? readBytes(b, end)
+            : f.kind === HEADERS
+              ? readHeaders(b, end)
+              : undefined;
+    if (v === undefined) break;
+    o[f.name] = v;
+  }
+  return o;
+}
+
 /** Whether `s` is a state a job is stored in. */
 function isJobState(s: unknown): boolean {
   return s === "pending" || s === "claimed" || s === "scheduled" || s === "done" || s === "dead";

@@ -9,7 +9,7 @@ import { StoreCorruptedError } from "../errors.js";
 import { decodeDefining } from "../engine/defining-decode.js";
 import { decodedWithOwnFields, defineOwn, ownEveryField, prototypeHoldsAny, prototypesHoldAnIndex } from "../own-fields.js";
 import { packRecord } from "./record-pack.js";
-import { jobRecordFault, readJobRecord } from "./record-read.js";
+import { jobRecordFault, readJobFieldsUntilDamage, readJobRecord } from "./record-read.js";
 import { uintBytes, writeUint } from "./msgpack-sized.js";
 
 /** Where a job is in its life. `done` is stored only with done retention. */
@@ -329,6 +329,22 @@ export function decodeJob(key: string, bytes: Uint8Array): JobRecord {
   o.payload = asBytes(o.payload);
   if (o.attached !== undefined) o.attached = asBytes(o.attached);
   return o;
+}
+
+/**
+ * What can be read of the damaged job record `bytes` (see damaged-record.ts):
+ * the map the general decoder makes of them when it can (a field of
+ * another kind), else the fields before the damage (bytes cut short).
+ * Nothing checked: read only its own fields.
+ */
+export function readableJobFields(bytes: Uint8Array): Record<string, unknown> {
+  try {
+    const o = unpack("", bytes);
+    if (o !== null && typeof o === "object" && !Array.isArray(o)) return o as Record<string, unknown>;
+  } catch {
+    // Cut short or not MessagePack: read up to the damage below.
+  }
+  return prototypeHoldsJobField() || prototypesHoldAnIndex() ? {} : readJobFieldsUntilDamage(bytes);
 }
 
 /**

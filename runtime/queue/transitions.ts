@@ -5,6 +5,7 @@
  */
 import type { ResolvedQueueConfig } from "./config.js";
 import { backoffDelay } from "./config.js";
+import { StoreCorruptedError } from "../errors.js";
 import { DuplicateJobIdError } from "./errors.js";
 import * as K from "./keys.js";
 import { boundText, errorFields, MAX_MESSAGE_CHARS } from "../logger.js";
@@ -137,7 +138,12 @@ export function dropOrphanClaimedEntry(txn: Txn, key: string): void {
 export function readJob(txn: Pick<Txn, "get">, id: string): JobRecord | undefined {
   const key = K.jobKey(id);
   const bytes = txn.get(key);
-  return bytes === undefined ? undefined : decodeJob(key, bytes);
+  if (bytes === undefined) return undefined;
+  const r = decodeJob(key, bytes);
+  // A record naming another job (copied in from another key, or its id damaged) is not this job's: handled as
+  // another job it changed that job's indexes and stats, not this one's.
+  if (r.id !== id) throw new StoreCorruptedError(key, `a job record naming job ${JSON.stringify(r.id)}, not job ${id} it is stored as`);
+  return r;
 }
 
 /** The index key a record in its current state lives under, if any. */

@@ -3,12 +3,13 @@
  * the live engine) and `QueueReader` (over a reader in another process).
  */
 import { copyBytes } from "../bytes.js";
-import { ValidationError } from "../errors.js";
+import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { JobRecordDamagedError } from "./errors.js";
 import * as K from "./keys.js";
 import { readQueueStats } from "./queue-stats.js";
 import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } from "./names.js";
 import { decodeHistory, JOB_STATES, type JobAttempt, type JobRecord, type JobState, type QueueStats } from "./record.js";
-import { readJob } from "./transitions.js";
+import { readJob as readStoredJob } from "./transitions.js";
 import type { ReadSource } from "./txn.js";
 import { warmJobs } from "./warm.js";
 import type { JobInfo, KvEntry, Page, WaitingReason } from "./types.js";
@@ -92,6 +93,16 @@ export function toJobInfo(r: JobRecord): JobInfo {
     info.waiting = { reason: "debounced", key: r.debounceKey, until: r.runAt };
   }
   return info;
+}
+
+/** The stored record of job `id`; a damaged one is a `JobRecordDamagedError` naming the job, not the store's key. */
+function readJob(src: ReadSource, id: string): JobRecord | undefined {
+  try {
+    return readStoredJob(src, id);
+  } catch (err) {
+    if (err instanceof StoreCorruptedError) throw new JobRecordDamagedError(id, err.detail);
+    throw err;
+  }
 }
 
 function pageLimit(limit: number | undefined, dflt: number): number {
