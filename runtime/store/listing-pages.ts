@@ -53,8 +53,8 @@ export class ListingPages {
    * `where`: the service and bucket, for messages; `prefix`: the whole key
    * prefix asked for; `listed`: the caller's prefix, which messages name;
    * `startAfter`: the whole key the listing starts after; `order`: the
-   * order the service lists keys in (UTF-8 by default; `take` checks that
-   * one).
+   * order the service lists keys in, for `listedAgain` (UTF-8 by default,
+   * the one `take` checks).
    */
   constructor(where: string, prefix: string, listed: string, startAfter: string | undefined, order: (a: string, b: string) => number = compareKeys) {
     this.#order = order;
@@ -90,11 +90,17 @@ export class ListingPages {
 
   /** Whether the listed `key` (whole) belongs to the listing; refuses a key out of order. */
   take(key: string): boolean {
-    this.#saw(key);
+    const furthest = this.#furthest;
+    const beyond = furthest === undefined || compareKeys(key, furthest) > 0;
+    if (beyond) {
+      this.#furthest = key;
+      this.#moved = true;
+    }
     if (!key.startsWith(this.#prefix)) return false;
-    if (this.#startAfter !== undefined && compareKeys(key, this.#startAfter) <= 0) return false;
     const last = this.#last;
-    if (last !== undefined && compareKeys(key, last) <= 0) {
+    // The last key taken is at most the furthest listed: a key beyond that is past it, and past start-after once one was taken.
+    if (this.#startAfter !== undefined && !(beyond && last !== undefined) && compareKeys(key, this.#startAfter) <= 0) return false;
+    if (!beyond && last !== undefined && compareKeys(key, last) <= 0) {
       // Kept in this page's keys too: a page answered a third time is still known as answered again.
       if (this.#current.has(key) || this.#previous.has(key)) {
         this.#current.add(key);
