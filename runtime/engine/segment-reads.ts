@@ -89,9 +89,10 @@ export function checkSegmentIdentity(objectKey: string, seg: SegmentRef, tail: S
     if (last !== seg.lastKey) throw mismatch(`segment ends at key ${JSON.stringify(last)}, the manifest says ${JSON.stringify(seg.lastKey)}`);
   }
   // Last: a count or key range that differs says more than two checksums.
-  if (seg.sum !== undefined && (tail.sum !== seg.sum || tail.version < 2)) {
-    throw mismatch(`segment's checksum is ${hex(tail.sum)}, the manifest records ${hex(seg.sum)}`);
-  }
+  if (seg.sum === undefined) return;
+  // Equal checksums of a version 1 segment would read as no mismatch at all: its format is what is wrong.
+  if (tail.version < 2) throw mismatch(`segment is of format version ${tail.version}, whose checksum covers no block, yet the manifest records one for it`);
+  if (tail.sum !== seg.sum) throw mismatch(`segment's checksum is ${hex(tail.sum)}, the manifest records ${hex(seg.sum)}`);
 }
 
 const hex = (n: number) => n.toString(16).padStart(8, "0");

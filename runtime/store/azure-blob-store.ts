@@ -81,6 +81,8 @@ export const AZURITE_ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6
 const CONTAINER_NAME = /^(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*$/;
 const ACCOUNT_NAME = /^[a-z0-9]{3,24}$/;
 const PAGE_SIZE = 5000;
+/** The order the service lists blob names in: UTF-16 code units (see `inUtf8Order`). */
+const inUtf16Order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Rejects keys Azure may read as another blob: Azure's naming rules say no
@@ -276,8 +278,8 @@ export class AzureBlobStore implements ObjectStore {
   async *#listPages(prefix: string): AsyncIterable<ListedObject> {
     const client = await this.#containerClient();
     let marker: string | undefined;
-    // Only its token check: this listing's keys are put in order and skipped through start-after in `list`.
-    const pages = new ListingPages(this.#where(), "", prefix, undefined);
+    // Only its token, progress and repeat checks: this listing's keys are put in order and skipped through start-after in `list`.
+    const pages = new ListingPages(this.#where(), "", prefix, undefined, inUtf16Order);
     do {
       const token = marker;
       const page = await this.#withRetries("list", prefix, async () => {
@@ -288,7 +290,7 @@ export class AzureBlobStore implements ObjectStore {
         return next.done ? undefined : next.value;
       });
       for (const item of page?.segment.blobItems ?? []) {
-        if (!item.name.startsWith(this.prefix)) continue;
+        if (pages.listedAgain(item.name) || !item.name.startsWith(this.prefix)) continue;
         yield { key: item.name.slice(this.prefix.length), size: item.properties.contentLength ?? 0 };
       }
       marker = page?.continuationToken || undefined;

@@ -251,7 +251,7 @@ export class GcsStore implements ObjectStore {
   async *#listPages(prefix: string, startAfter: string | undefined): AsyncIterable<ListedObject> {
     const bucket = await this.#bucket();
     let pageToken: string | undefined;
-    // Only its token check: this listing's keys are put in order and skipped through start-after below.
+    // Only its token, progress and repeat checks: this listing's keys are put in order and skipped through start-after below.
     const pages = new ListingPages(`bucket "${this.bucket}"`, "", prefix, undefined);
     do {
       const token = pageToken;
@@ -266,7 +266,7 @@ export class GcsStore implements ObjectStore {
         }),
       );
       for (const file of files) {
-        if (!file.name.startsWith(this.prefix)) continue;
+        if (pages.listedAgain(file.name) || !file.name.startsWith(this.prefix)) continue;
         yield { key: file.name.slice(this.prefix.length), size: Number(file.metadata.size ?? 0) };
       }
       const nextToken = (next as { pageToken?: unknown } | null | undefined)?.pageToken;

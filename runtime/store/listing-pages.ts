@@ -12,49 +12,108 @@
  * is left out when the page before or this one already held it (a page
  * answered again); any other such key is out of order, and the listing is
  * refused, since the keys it skipped cannot be known. A continuation token
- * answered twice, or a truncated page without one, refuses the listing too:
- * it would never end, or end short. Memory: the keys of two pages and the
- * tokens of the listing.
+ * answered twice, a truncated page without one, or more than
+ * `MAX_PAGES_WITHOUT_PROGRESS` truncated pages in a row listing no key
+ * past every key listed before them (a service that ignores the token but
+ * gives a new one each time) refuse the listing too: it would never end, or
+ * end short. Memory: the keys of two pages and the tokens of the listing.
  */
 import { StoreRequestError } from "../errors.js";
 import { compareKeys } from "./keys.js";
 import type { ListedObject, ListOptions, ObjectStore } from "./object-store.js";
 
+/**
+ * Truncated pages in a row that list nothing past what the listing held
+ * before them, tolerated: a page answered again (some proxies), or an empty
+ * one. One more is a service answering the same page for ever.
+ */
+export const MAX_PAGES_WITHOUT_PROGRESS = 3;
+
 export class ListingPages {
   readonly #where: string;
   readonly #prefix: string;
   readonly #listed: string;
-  #after: string | undefined;
+  readonly #startAfter: string | undefined;
+  /** The last key taken. */
+  #last: string | undefined;
+  /** The keys under the prefix past start-after that the page before and this page listed, taken or answered again. */
   #previous = new Set<string>();
   #current = new Set<string>();
   readonly #tokens = new Set<string>();
+  /** The greatest key the service listed, in or out of the prefix: how far its listing got. */
+  #furthest: string | undefined;
+  /** Whether this page listed a key past `#furthest` as it was before the page. */
+  #moved = false;
+  /** Truncated pages in a row that did not. */
+  #stalled = 0;
+  /** The order the service lists in. */
+  readonly #order: (a: string, b: string) => number;
 
   /**
    * `where`: the service and bucket, for messages; `prefix`: the whole key
    * prefix asked for; `listed`: the caller's prefix, which messages name;
-   * `startAfter`: the whole key the listing starts after.
+   * `startAfter`: the whole key the listing starts after; `order`: the
+   * order the service lists keys in, for `listedAgain` (UTF-8 by default,
+   * the one `take` checks).
    */
-  constructor(where: string, prefix: string, listed: string, startAfter: string | undefined) {
+  constructor(where: string, prefix: string, listed: string, startAfter: string | undefined, order: (a: string, b: string) => number = compareKeys) {
+    this.#order = order;
     this.#where = where;
     this.#prefix = prefix;
     this.#listed = listed;
-    this.#after = startAfter;
+    this.#startAfter = startAfter;
+  }
+
+  /** Notes a key the service listed (whole, in or out of the prefix), for how far its listing got. */
+  #saw(key: string): void {
+    if (this.#furthest === undefined || this.#order(key, this.#furthest) > 0) {
+      this.#furthest = key;
+      this.#moved = true;
+    }
+  }
+
+  /**
+   * For a listing whose keys are not taken here (their order and range
+   * held elsewhere): notes the listed `key` (whole) and says whether this
+   * page or the one before already listed it, a page answered again whose
+   * key is then left out.
+   */
+  listedAgain(key: string): boolean {
+    this.#saw(key);
+    if (this.#current.has(key) || this.#previous.has(key)) {
+      this.#current.add(key);
+      return true;
+    }
+    this.#current.add(key);
+    return false;
   }
 
   /** Whether the listed `key` (whole) belongs to the listing; refuses a key out of order. */
   take(key: string): boolean {
+    const furthest = this.#furthest;
+    const beyond = furthest === undefined || compareKeys(key, furthest) > 0;
+    if (beyond) {
+      this.#furthest = key;
+      this.#moved = true;
+    }
     if (!key.startsWith(this.#prefix)) return false;
-    const after = this.#after;
-    if (after !== undefined && compareKeys(key, after) <= 0) {
-      if (this.#current.size + this.#previous.size === 0 || this.#current.has(key) || this.#previous.has(key)) return false;
+    const last = this.#last;
+    // The last key taken is at most the furthest listed: a key beyond that is past it, and past start-after once one was taken.
+    if (this.#startAfter !== undefined && !(beyond && last !== undefined) && compareKeys(key, this.#startAfter) <= 0) return false;
+    if (!beyond && last !== undefined && compareKeys(key, last) <= 0) {
+      // Kept in this page's keys too: a page answered a third time is still known as answered again.
+      if (this.#current.has(key) || this.#previous.has(key)) {
+        this.#current.add(key);
+        return false;
+      }
       throw new StoreRequestError(
         "list",
         this.#listed,
-        `${this.#where} listed ${JSON.stringify(key)} after ${JSON.stringify(after)}, out of the key order its listings must keep, so the keys it left out cannot be known; use a store whose listings keep key order`,
+        `${this.#where} listed ${JSON.stringify(key)} after ${JSON.stringify(last)}, out of the key order its listings must keep, so the keys it left out cannot be known; use a store whose listings keep key order`,
       );
     }
     this.#current.add(key);
-    this.#after = key;
+    this.#last = key;
     return true;
   }
 
@@ -74,6 +133,12 @@ export class ListingPages {
       );
     if (token === undefined || token === "") throw refused("said a page of its listing was truncated but gave no continuation token");
     if (this.#tokens.has(token)) throw refused("answered the same continuation token twice in one listing");
+    // A new token each time does not make a page answered again progress: counted, so that such a loop ends.
+    this.#stalled = this.#moved ? 0 : this.#stalled + 1;
+    this.#moved = false;
+    if (this.#stalled > MAX_PAGES_WITHOUT_PROGRESS) {
+      throw refused(`answered ${this.#stalled} truncated pages in a row that list no key past those it listed before them`);
+    }
     this.#tokens.add(token);
     return token;
   }

@@ -38,9 +38,10 @@ export interface TestAzurite {
   /**
    * While on, the proxy answers a List Blobs request that carries a marker
    * with the first page it forwarded (marker and all), as a service that
-   * ignores markers does.
+   * ignores markers does; `"giving new ones"`: each time with a marker
+   * never given before.
    */
-  ignoreMarkers(on: boolean): void;
+  ignoreMarkers(on: boolean | "giving new ones"): void;
   /** Creates a container (idempotent). */
   createContainer(name: string): Promise<void>;
   stop(): Promise<void>;
@@ -94,7 +95,8 @@ export async function startAzurite(): Promise<TestAzurite> {
 
   const requests: Record<string, number> = {};
   const injected: { remaining: number; response: InjectedAzureResponse }[] = [];
-  let ignoringMarkers = false;
+  let ignoringMarkers: boolean | "giving new ones" = false;
+  let freshMarkers = 0;
   let firstPage: { status: number; headers: IncomingMessage["headers"]; body: Buffer } | undefined;
   const proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
     const method = req.method ?? "GET";
@@ -110,13 +112,18 @@ export async function startAzurite(): Promise<TestAzurite> {
       return;
     }
     const query = new URL(req.url ?? "/", "http://proxy").searchParams;
-    const listing = ignoringMarkers && method === "GET" && query.get("comp") === "list";
+    const listing = ignoringMarkers !== false && method === "GET" && query.get("comp") === "list";
     if (listing && query.has("marker") && firstPage !== undefined) {
       const page = firstPage;
+      const body =
+        ignoringMarkers === "giving new ones"
+          ? Buffer.from(page.body.toString("utf8").replace(/<NextMarker>([^<]+)<\/NextMarker>/, `<NextMarker>$1${++freshMarkers}</NextMarker>`), "utf8")
+          : page.body;
       req.resume();
       req.on("end", () => {
-        res.writeHead(page.status, page.headers);
-        res.end(page.body);
+        const { "transfer-encoding": _chunked, ...headers } = page.headers;
+        res.writeHead(page.status, { ...headers, "content-length": String(body.length) });
+        res.end(body);
       });
       return;
     }

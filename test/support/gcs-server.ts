@@ -43,8 +43,11 @@ export interface TestGcsServer {
   /** Requests that reached the server, by HTTP method. */
   readonly requests: Record<string, number>;
   failNext(count: number, response: InjectedGcsResponse): void;
-  /** From now on (true) every listing page is the first page again, with the same page token, as a service ignoring page tokens answers. */
-  ignorePageTokens(on: boolean): void;
+  /**
+   * From now on (true) every listing page is the first page again, with the same page token, as a service ignoring page tokens answers;
+   * `"giving new ones"`: each time with a page token never given before.
+   */
+  ignorePageTokens(on: boolean | "giving new ones"): void;
   stop(): Promise<void>;
 }
 
@@ -120,7 +123,8 @@ function parseMultipart(body: Buffer, contentType: string): { headers: Record<st
 
 /** Starts the stand-in on 127.0.0.1 with one empty bucket. */
 export async function startGcsServer(opts: { bucket?: string } = {}): Promise<TestGcsServer> {
-  let ignoringTokens = false;
+  let ignoringTokens: boolean | "giving new ones" = false;
+  let freshTokens = 0;
   const bucket = opts.bucket ?? "taquba-test";
   const buckets = new Map<string, Map<string, StoredGcsObject>>([[bucket, new Map()]]);
   const requests: Record<string, number> = {};
@@ -239,7 +243,7 @@ export async function startGcsServer(opts: { bucket?: string } = {}): Promise<Te
     if (kind === undefined && rawName === undefined && method === "GET") {
       const prefix = q.get("prefix") ?? "";
       const startOffset = q.get("startOffset");
-      const token = ignoringTokens ? null : q.get("pageToken");
+      const token = ignoringTokens !== false ? null : q.get("pageToken");
       const after = token ? Buffer.from(token, "base64").toString("utf8") : undefined;
       const max = Math.min(PAGE_LIMIT, Math.max(1, Number(q.get("maxResults") ?? PAGE_LIMIT) || PAGE_LIMIT));
       const names = [...objects.keys()]
@@ -252,7 +256,11 @@ export async function startGcsServer(opts: { bucket?: string } = {}): Promise<Te
       return sendJson(res, 200, {
         kind: "storage#objects",
         items: page.map((n) => resource(bucketName, n, objects.get(n)!)),
-        ...(more ? { nextPageToken: Buffer.from(page[page.length - 1]!, "utf8").toString("base64") } : {}),
+        ...(more
+          ? {
+              nextPageToken: `${Buffer.from(page[page.length - 1]!, "utf8").toString("base64")}${ignoringTokens === "giving new ones" ? `.${++freshTokens}` : ""}`,
+            }
+          : {}),
       });
     }
     return sendError(res, 405, "methodNotAllowed", `${method} ${url.pathname} is not served by this stand-in`);

@@ -84,9 +84,16 @@ export interface InjectedResponse {
  * - `"ignores prefix"`: pages hold every key of the bucket (in order, after start-after);
  * - `"repeats pages"`: every page is answered twice, the second time for the continuation token of the first;
  * - `"ignores continuation tokens"`: every page is the first page again, with the same token;
+ * - `"ignores continuation tokens, giving new ones"`: every page is the first page again, each time with a token never given before;
  * - `"truncated without token"`: a truncated page names no continuation token.
  */
-export type ListingFault = "ignores start-after" | "ignores prefix" | "repeats pages" | "ignores continuation tokens" | "truncated without token";
+export type ListingFault =
+  | "ignores start-after"
+  | "ignores prefix"
+  | "repeats pages"
+  | "ignores continuation tokens"
+  | "ignores continuation tokens, giving new ones"
+  | "truncated without token";
 
 /** Listings as `ListingFault` describes, in pages of `pageKeys` keys (default 1,000). */
 export interface ListingFaults {
@@ -155,12 +162,16 @@ async function walkObjects(bucketDir: string): Promise<string[]> {
  * UTF-8 byte order, prefix, start-after, at most 1,000 keys per page, and a
  * continuation token that is the base64 of the page's last key.
  */
+/** Tokens given by `"ignores continuation tokens, giving new ones"`, so that each differs. */
+let freshTokens = 0;
+
 async function listObjectsV2(ctx: KoaContext, directory: string, faults: ListingFaults): Promise<void> {
   const { fault } = faults;
   const bucket = decodeURIComponent(ctx.path.replace(/^\/|\/$/g, ""));
   const bucketDir = join(directory, bucket);
   const prefix = queryString(ctx, "prefix") ?? "";
-  const asked = fault === "ignores continuation tokens" ? undefined : queryString(ctx, "continuation-token");
+  const ignoresTokens = fault === "ignores continuation tokens" || fault === "ignores continuation tokens, giving new ones";
+  const asked = ignoresTokens ? undefined : queryString(ctx, "continuation-token");
   // A token "again:<token>" serves the page of <token> a second time (see "repeats pages").
   const again = asked?.startsWith("again:") === true;
   const token = again ? asked!.slice("again:".length) || undefined : asked;
@@ -190,6 +201,7 @@ async function listObjectsV2(ctx: KoaContext, directory: string, faults: Listing
   // The second answer starts where this one did.
   if (fault === "repeats pages" && truncated && !again) next = `again:${startAfter === undefined ? "" : Buffer.from(startAfter, "utf8").toString("base64")}`;
   if (fault === "truncated without token") next = undefined;
+  if (fault === "ignores continuation tokens, giving new ones" && next !== undefined) next = `${next}.${++freshTokens}`;
   ctx.status = 200;
   ctx.type = "application/xml";
   ctx.body = [

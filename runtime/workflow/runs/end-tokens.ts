@@ -27,6 +27,8 @@ import type { RunErrorKind } from "./run-types.js";
 /** The kinds of end no worker performs, each with its token's prefix. */
 const PREFIX_OF = { cancelled: "cancel:", dead_lettered: "dead:", superseded: "superseded:" } as const;
 
+const WITHOUT_WORKER_PREFIXES: readonly string[] = Object.values(PREFIX_OF);
+
 /** The kinds of end no worker performs. */
 export type EndWithoutWorker = keyof typeof PREFIX_OF;
 
@@ -47,7 +49,8 @@ export function tokenWithoutWorker(kind: EndWithoutWorker, jobId: string, requeu
 
 /** The job id a terminal record's token names: the job whose settlement (or removal) ended the run. */
 export function jobIdOfToken(token: string): string | undefined {
-  const without = token.startsWith(PREFIX_OF.dead_lettered) ? PREFIX_OF.dead_lettered : token.startsWith(PREFIX_OF.cancelled) ? PREFIX_OF.cancelled : "";
+  // Every worker-less prefix: one left out read as a delivery token names its prefix's word ("superseded") as the job.
+  const without = WITHOUT_WORKER_PREFIXES.find((p) => token.startsWith(p)) ?? "";
   const rest = token.slice(without.length);
   const colon = rest.indexOf(":");
   if (without !== "") return colon < 0 ? rest : rest.slice(0, colon);
