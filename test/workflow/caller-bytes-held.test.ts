@@ -199,3 +199,33 @@ describe("a group member's input", () => {
     }
   });
 });
+
+describe("a memo value", () => {
+  for (const meddling of MEDDLINGS) {
+    it.skipIf(!meddling.available)(`is stored as put, ${meddling.name} while its write is held`, async () => {
+      const gated = new GatedStore(new MemoryStore(), (key) => key.includes("/memos/m1/"));
+      let read: Uint8Array | null | undefined;
+      const runner = runnerOf(async (s) => {
+        if (s.stepNumber === 0) {
+          const value = given();
+          const put = s.runMemo.put("k", value);
+          await gated.waitHeld(1);
+          meddling.apply(value);
+          gated.release(gated.held[0]!.key);
+          await put;
+          return StepOutcome.continueNow(enc("next"));
+        }
+        read = await s.runMemo.get("k");
+        return StepOutcome.succeed(enc("done"));
+      });
+      const env = await openEnv(runner, { store: gated });
+      try {
+        await env.runtime.submit({ runId: "m1", input: enc("in") });
+        expect((await env.runtime.wait("m1")).outcome?.status).toBe("succeeded");
+        expect(read).toEqual(given());
+      } finally {
+        await env.stop();
+      }
+    });
+  }
+});
