@@ -40,11 +40,11 @@ export function continuedAtReturn(o: Continue, settlesInTurn: boolean, runId: st
   const payload = o.payload;
   if (settlesInTurn && fixedWithinTurn(payload)) {
     // A view of a detached buffer reads as empty: only an empty one can be such a view.
-    if (uint8ArraySize(payload) === 0 && copyOwned(payload) === undefined) throw bytesGone(CONTINUES, runId, step);
+    if (uint8ArraySize(payload) === 0 && copyOwned(payload) === undefined) throw bytesGone("payload", runId, step);
     return o;
   }
   const copy = copyOf(payload);
-  if (copy === undefined) throw bytesGone(CONTINUES, runId, step);
+  if (copy === undefined) throw bytesGone("payload", runId, step);
   return { kind: "continue", payload: copy, when: triggerAsChecked(o.when) };
 }
 
@@ -60,7 +60,7 @@ export function continuedAtReturn(o: Continue, settlesInTurn: boolean, runId: st
  */
 export function succeededAtReturn(o: Succeed, runId: string, step: number): Succeed {
   const copy = copyOwned(o.result);
-  if (copy === undefined) throw bytesGone(SUCCEEDS, runId, step);
+  if (copy === undefined) throw bytesGone("result", runId, step);
   return { kind: "succeed", result: copy };
 }
 
@@ -104,10 +104,12 @@ function triggerAsChecked(when: Trigger): Trigger {
   return { kind: "immediate" };
 }
 
-const CONTINUES = "the payload step %s continues with";
-const SUCCEEDS = "the result step %s succeeds with";
-
-function bytesGone(what: string, runId: string, step: number): StepError {
-  const named = what.replace("%s", `${step} of run ${JSON.stringify(runId)}`);
-  return StepError.permanent(new ValidationError(`${named} is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; return a view of live bytes`));
+/** A permanent failure of step `step` of run `runId` whose returned payload (a continue's) or result (a succeed's) is a view of bytes that are gone. */
+function bytesGone(what: "payload" | "result", runId: string, step: number): StepError {
+  const verb = what === "payload" ? "continues" : "succeeds";
+  return StepError.permanent(
+    new ValidationError(
+      `the ${what} step ${step} of run ${JSON.stringify(runId)} ${verb} with is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; return a view of live bytes`,
+    ),
+  );
 }
