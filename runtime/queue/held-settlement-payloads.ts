@@ -37,16 +37,19 @@ export function holdPrepared(prepared: readonly PreparedEnqueue[]): readonly Pre
  * checked and copied there, see `ownEnqueueItem`).
  */
 export function heldOncePrepared(items: readonly EnqueueItem[], preparing: Promise<readonly PreparedEnqueue[]>): Promise<readonly PreparedEnqueue[]> {
+  const given: (Uint8Array | undefined)[] = [];
   const copies: (Uint8Array | undefined)[] = [];
   for (const item of items) {
     const payload = checkedPayloadOf(item);
+    given.push(payload);
     // Checked in this turn by `prepare`, so its bytes are not gone: a copy that failed would keep the array.
     copies.push(payload === undefined ? undefined : (copyOwned(payload) ?? payload));
   }
   return preparing.then((prepared) => {
     for (let i = 0; i < prepared.length; i++) {
-      const copy = copies[i];
-      if (copy !== undefined) prepared[i]!.payload = copy;
+      const p = prepared[i]!;
+      // Only in place of the very array copied: effects whose list reads differently a second time swap nothing.
+      if (given[i] !== undefined && p.payload === given[i]) p.payload = copies[i]!;
     }
     return prepared;
   });
