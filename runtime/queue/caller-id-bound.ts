@@ -21,6 +21,12 @@
  * insert only by an enqueue noted after the draw, at or below the draws.
  * The greatest such late id is kept: an earlier draw above it needs no
  * lookup at its insert either.
+ *
+ * That holds only for an id this queue drew: a `WorkflowQueue` may draw
+ * from one queue and commit on another, whose marks say nothing of the
+ * other's ids. So the ids `nextJobId` hands out are kept until their
+ * insert (a bounded set, oldest dropped first): an id the committing queue
+ * did not hand out, or whose note was dropped, is looked up.
  */
 import type { Engine } from "../engine/engine.js";
 import { jobKey } from "./keys.js";
@@ -38,6 +44,13 @@ const SCAN_LIMIT = 64;
  */
 const AHEAD_LIMIT = 64;
 
+/**
+ * Ids handed out by `nextJobId` kept at once for their insert. One a caller
+ * never inserts as drawn (its own enqueue names it as a caller's id) stays
+ * until dropped; a dropped one is only looked up.
+ */
+const HANDED_OUT_LIMIT = 8192;
+
 /** Sorts after every job id (`~` follows every character an id may hold). */
 const ABOVE_ALL = "~";
 
@@ -49,8 +62,8 @@ export class CallerIdBound {
   #next = "";
   /** The greatest id asked about: a caller id at or below it is never drawn again. */
   #drawn = "";
-  /** The first id asked about since the queue opened: one below it was not drawn by this queue (see `mayHoldEarlierDraw`). */
-  #firstDrawn = "";
+  /** Ids `nextJobId` handed out and not yet inserted as drawn, oldest first (see `mayHoldEarlierDraw`). */
+  readonly #handedOut = new Set<string>();
   /** The greatest ULID-shaped caller id noted at or below `#drawn` at the time: only such an id can take an id drawn before it was noted. */
   #late = "";
   /** Caller ids noted above `#drawn`, perhaps not committed yet: a scan of the keys could miss them. */
@@ -126,7 +139,6 @@ export class CallerIdBound {
 
   /** Whether a job may hold the generated id `id`; ids asked about must grow, as the queue draws them. */
   mayHold(id: string): boolean {
-    if (this.#firstDrawn === "") this.#firstDrawn = id;
     this.#drawn = id;
     if (id > this.#bound) return false;
     if (this.#overflowed) return true;
@@ -136,16 +148,27 @@ export class CallerIdBound {
     return this.#next === id;
   }
 
+  /** Notes `id`, just drawn by `nextJobId` for a job named later, as this queue's (see `mayHoldEarlierDraw`). */
+  handedOut(id: string): void {
+    if (this.#handedOut.size >= HANDED_OUT_LIMIT) {
+      for (const oldest of this.#handedOut) {
+        this.#handedOut.delete(oldest);
+        break;
+      }
+    }
+    this.#handedOut.add(id);
+  }
+
   /**
-   * Whether a job may hold `id`, drawn earlier by `mayHold`'s caller (held
-   * by no job, nor named by an enqueue in flight, at the draw) and about to
-   * be inserted: only a caller's id noted since, at or below the draws, can
-   * equal it. An id outside this queue's draws since it opened (one drawn
-   * before a restart, or by another source) is looked up. Changes nothing:
-   * draws asked about later still only grow.
+   * Whether a job may hold `id`, about to be inserted as an id this queue
+   * drew. True (look it up) unless `nextJobId` handed it out (held by no
+   * job, nor named by an enqueue in flight, at the draw) and no caller's
+   * id noted since, at or below the draws, can equal it. An id this queue
+   * did not hand out (drawn before a restart, or by another queue) is
+   * looked up. Ends the id's note: a second insert of it is looked up too.
    */
   mayHoldEarlierDraw(id: string): boolean {
-    return id <= this.#late || id > this.#drawn || id < this.#firstDrawn;
+    return !this.#handedOut.delete(id) || id <= this.#late;
   }
 
   /** The least ULID-shaped id at or above `from` that a job may hold: a committed key, or a noted id. */

@@ -36,6 +36,7 @@ import {
 import { Txn } from "./txn.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
+import { heldOncePrepared, holdPrepared } from "./held-settlement-payloads.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext, DeadLetterOptions, EnqueueOutcome, NackOptions, NackOutcome } from "./types.js";
 import { describeValue } from "../option-values.js";
 
@@ -511,7 +512,12 @@ async function startPrepared(
   preparing: readonly PreparedEnqueue[] | Promise<readonly PreparedEnqueue[]>,
   cold = false,
 ): Promise<Submitted> {
-  const prepared = Array.isArray(preparing) ? preparing : await preparing;
+  // Copied before the first await: an item built for a commit in the caller's turn holds the caller's array,
+  // which its code may change or detach once this awaits (see held-settlement-payloads).
+  const held = Array.isArray(preparing)
+    ? holdOrDiscard(core, preparing as readonly PreparedEnqueue[])
+    : heldOncePrepared(effects?.enqueues ?? [], preparing as Promise<readonly PreparedEnqueue[]>);
+  const prepared = Array.isArray(held) ? held : await held;
   for (let warm = cold; ; warm = true) {
     // Read first, loaded only when a checkpoint paged the record out (a cold read changes nothing):
     // warming every settlement's record first cost a lookup of its own. Then read again.
@@ -527,6 +533,16 @@ async function startPrepared(
     }
     const s = submitSettlement(core, id, ticket, effects, transition, claimNext, prepared);
     if (s !== undefined) return s;
+  }
+}
+
+/** `holdPrepared`, discarding the prepared enqueues when a payload's bytes are gone: no commit follows. */
+function holdOrDiscard(core: QueueCore, prepared: readonly PreparedEnqueue[]): readonly PreparedEnqueue[] {
+  try {
+    return holdPrepared(prepared);
+  } catch (err) {
+    core.discardUnused(prepared, undefined);
+    throw err;
   }
 }
 

@@ -252,7 +252,10 @@ export class Queue {
    * passed over, as an enqueue without an id passes it over).
    */
   nextJobId(): string {
-    return eq.freshJobId(this.#core);
+    const id = eq.freshJobId(this.#core);
+    // Kept for its insert: only an id this queue handed out is inserted as drawn without a look-up.
+    this.#core.callerIds.handedOut(id);
+    return id;
   }
 
   /** Enqueues one job; resolves once durable. Bad input throws `ValidationError` and writes nothing. */

@@ -36,10 +36,11 @@ export interface EnqueueOptions {
 }
 
 /**
- * @internal Options whose `jobId` this same queue's `nextJobId` drew (a
- * workflow's next step): the insert looks the id up only when a caller's id
- * noted since the draw may equal it (see `CallerIdBound.mayHoldEarlierDraw`),
- * as it does for an id drawn in the commit. Set only by the queue's own
+ * @internal Options whose `jobId` a queue's `nextJobId` drew (a workflow's
+ * next step): the insert looks the id up only when this queue did not hand
+ * it out or a caller's id noted since the draw may equal it (see
+ * `CallerIdBound.mayHoldEarlierDraw`), as it does for an id drawn in the
+ * commit. Set only by the queue's own
  * builder of such options (`rebuiltEnqueueItem`): a caller's options that
  * name the field are refused as unknown.
  */

@@ -290,6 +290,11 @@ export function ownEnqueueItem(item: EnqueueItem): EnqueueItem {
   return checkedEnqueueItem(queueName, payload, opts);
 }
 
+/** The payload of `item` when `checkedEnqueueItem` (or a builder like it) made it, read from its own frozen field; else undefined, and nothing of `item` is read. */
+export function checkedPayloadOf(item: EnqueueItem): Uint8Array | undefined {
+  return item !== null && typeof item === "object" && CheckedItem.made(item) ? item.payload : undefined;
+}
+
 const ITEM_KEYS = optionFields<EnqueueItem>({ queueName: true, payload: true, opts: true });
 
 /** A debounce key is text as a dedup key is: 1-512 bytes of well-formed UTF-8. */

@@ -33,7 +33,10 @@ export interface WorkflowQueue {
   readonly clock: TimedClock;
   /** Which shard of a sharded store the queue is (`Queue.shard`): the runs a runtime creates itself route there (see `shard-placement`). */
   readonly shard?: ShardPlacement | undefined;
-  /** See `Queue.nextJobId`. An id staged as drawn (`RebuiltEnqueueOptions.jobIdDrawn`, `drawnIdOptions`) is committed to this same queue: only its own draws skip the look-up. */
+  /**
+   * See `Queue.nextJobId`. An id staged as drawn (`RebuiltEnqueueOptions.jobIdDrawn`, `drawnIdOptions`) skips the look-up only
+   * on the queue that handed it out: one drawn from another queue than the one that commits it is looked up.
+   */
   nextJobId(): string;
   enqueueWithEffects(
     queueName: string,

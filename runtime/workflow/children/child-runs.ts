@@ -41,6 +41,7 @@
  *   step's starts in flight landed, so that job finds every child.
  */
 import { ValidationError } from "../../errors.js";
+import { bytesAtCall } from "../bytes-at-call.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { ClaimLostError } from "../../queue/errors.js";
 import type { ClaimedJob } from "../../queue/types.js";
@@ -357,7 +358,9 @@ class ChildStarts implements ChildRuns {
   async #startChild(given: ChildRunSpec): Promise<ChildRunStart> {
     const { core, parentRunId } = this;
     this.#refuseWhenSealed();
-    const spec = readChildSpec(given);
+    const read = readChildSpec(given);
+    // The input as it is now: the child is submitted once the parent is marked, after awaits.
+    const spec: ChildRunSpec = { ...read, input: bytesAtCall(`the input of the child run step ${this.step} of run "${parentRunId}" starts`, read.input) };
     const key = spec.key ?? String(this.#index);
     this.#index++;
     if (typeof key !== "string" || !KEY_PATTERN.test(key)) {

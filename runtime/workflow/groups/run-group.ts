@@ -13,6 +13,7 @@ import { appendOwn } from "../../own-fields.js";
 import { checkGroupSize, MAX_GROUP_KEY_BYTES, MAX_GROUP_MEMBERS } from "../limits.js";
 import { validateInstant } from "../../time-bounds.js";
 import { ValidationError } from "../../errors.js";
+import { bytesAtCall } from "../bytes-at-call.js";
 import { isWellFormed } from "../../queue/names.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import { utf8 } from "../records/codec.js";
@@ -131,7 +132,8 @@ export function checkMembers(members: readonly GroupMember[]): GroupMember[] {
     if (seen.has(key)) throw new ValidationError(`member key ${quoteValue(key)} appears twice; keys identify members within a group`);
     seen.add(key);
     // Defined, not pushed: a setter of a prototype named as the index would take the member, and the manifest be written without it.
-    appendOwn(out, { key, input });
+    // The input as it is now: the members are submitted after the group's manifest is written.
+    appendOwn(out, { key, input: bytesAtCall(`the input of member ${quoteValue(key)}`, input) });
   }
   return out;
 }

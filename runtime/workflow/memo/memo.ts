@@ -15,6 +15,7 @@ import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
 import { checkMemoKey, checkMemoPrefix, checkMemoValue, excerpt } from "../limits.js";
 import { checkStoreArg } from "../../store/store-check.js";
 import { ValidationError } from "../../errors.js";
+import { bytesAtCall } from "../bytes-at-call.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
 import { OutcomeCache } from "./outcome-cache.js";
@@ -128,7 +129,8 @@ export class Memo {
   async put(key: string, value: Uint8Array): Promise<void> {
     this.#checkWritable(key);
     if (!(value instanceof Uint8Array)) throw new ValidationError(`the value of memo key ${excerpt(key)} must be a Uint8Array; use memoized for other values`);
-    await this.#write(key, value);
+    // Taken now: the store may read the bytes after an await (a retried put, a put that streams its body).
+    await this.#write(key, bytesAtCall(`the value of memo key ${excerpt(key)}`, value));
   }
 
   /**

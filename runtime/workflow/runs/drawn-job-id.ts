@@ -8,7 +8,9 @@
  * for its next step's job (its pointer, history entry and any signal wait
  * name the id). Each of these jobs is enqueued as one named with a drawn id
  * (`RebuiltEnqueueOptions.jobIdDrawn`, `drawnIdOptions`), so the queue looks
- * the id up only when a caller's id named since the draw may equal it.
+ * the id up only when a caller's id named since the draw may equal it, or
+ * when it did not hand the id out itself (a `WorkflowQueue` that draws from
+ * one queue and commits on another gets the look-up).
  */
 import { DuplicateJobIdError } from "../../queue/errors.js";
 

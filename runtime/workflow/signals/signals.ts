@@ -21,7 +21,8 @@ import { stageCommitOnly } from "../records/commit-bytes.js";
 import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import type { SignalOutcome } from "../runs/run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { checkCorrelationKey, checkSignalPayload } from "../limits.js";
+import { checkCorrelationKey, checkSignalPayload, excerpt } from "../limits.js";
+import { bytesAtCall } from "../bytes-at-call.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { StepError } from "../workflow-errors.js";
 import { ownHeader } from "../../option-values.js";
@@ -148,9 +149,11 @@ export async function sendSignal(core: RuntimeCore, correlationKey: string, payl
   checkCorrelationKey(correlationKey);
   // Checked up front, so the answer does not depend on whether a run waits (a delivered payload is never buffered).
   checkSignalPayload(correlationKey, payload);
+  // Taken now: the send waits for the key's lock and reads the wait index before it writes the payload.
+  const bytes = bytesAtCall(`the payload of signal ${excerpt(correlationKey)}`, payload);
   const span = startSpan("taquba.signal.send", { "taquba.queue": core.queueName }, undefined, "producer");
   try {
-    const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, payload, mark));
+    const outcome = await core.signalLock.run(correlationKey, () => deliverOrBuffer(core, correlationKey, bytes, mark));
     instruments()?.signals.add(1, { "taquba.queue": core.queueName, "taquba.outcome": outcome });
     endOk(span, { "taquba.outcome": outcome });
     return outcome;

@@ -15,6 +15,10 @@
  * cancel check the queue answers later) and a next step the ack may claim
  * for this worker (handed the array itself) take one copy at the return,
  * with the outcome's trigger as it was checked.
+ *
+ * A succeeding step's result is always copied at the return (see
+ * `succeededAtReturn`). A fail or cancel reason is a string, which no one
+ * can change, and needs nothing.
  */
 import { copyOwned, uint8ArraySize } from "../../queue/owned-bytes.js";
 import { fixedWithinTurn } from "../../queue/payload-at-call.js";
@@ -23,6 +27,7 @@ import { StepError } from "../workflow-errors.js";
 import type { StepOutcome, Trigger } from "./step-outcome.js";
 
 type Continue = Extract<StepOutcome, { kind: "continue" }>;
+type Succeed = Extract<StepOutcome, { kind: "succeed" }>;
 
 /**
  * `o` (checked by the step processor) with its payload as the runner
@@ -35,12 +40,28 @@ export function continuedAtReturn(o: Continue, settlesInTurn: boolean, runId: st
   const payload = o.payload;
   if (settlesInTurn && fixedWithinTurn(payload)) {
     // A view of a detached buffer reads as empty: only an empty one can be such a view.
-    if (uint8ArraySize(payload) === 0 && copyOwned(payload) === undefined) throw bytesGone(runId, step);
+    if (uint8ArraySize(payload) === 0 && copyOwned(payload) === undefined) throw bytesGone("payload", runId, step);
     return o;
   }
   const copy = copyOf(payload);
-  if (copy === undefined) throw bytesGone(runId, step);
+  if (copy === undefined) throw bytesGone("payload", runId, step);
   return { kind: "continue", payload: copy, when: triggerAsChecked(o.when) };
+}
+
+/**
+ * `o` (checked by the step processor) holding a copy of the result the
+ * runner returned. Always copied: the run's end is recorded after awaits
+ * (a run result record's write, earlier attempts read for the history, a
+ * replay record, a cancel check), and the result is read again after them
+ * for the terminal hook's job, a parent's child end and an inline outcome.
+ * A run ends once, so this is one copy per run, not per step. Throws a
+ * permanent `StepError` when the result's bytes are gone, naming the
+ * run's step.
+ */
+export function succeededAtReturn(o: Succeed, runId: string, step: number): Succeed {
+  const copy = copyOwned(o.result);
+  if (copy === undefined) throw bytesGone("result", runId, step);
+  return { kind: "succeed", result: copy };
 }
 
 /** Payloads up to this size are copied into a shared chunk (see `copyOf`); V8 keeps a new array this small in its heap. */
@@ -83,10 +104,12 @@ function triggerAsChecked(when: Trigger): Trigger {
   return { kind: "immediate" };
 }
 
-function bytesGone(runId: string, step: number): StepError {
+/** A permanent failure of step `step` of run `runId` whose returned payload (a continue's) or result (a succeed's) is a view of bytes that are gone. */
+function bytesGone(what: "payload" | "result", runId: string, step: number): StepError {
+  const verb = what === "payload" ? "continues" : "succeeds";
   return StepError.permanent(
     new ValidationError(
-      `the payload step ${step} of run ${JSON.stringify(runId)} continues with is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; return a view of live bytes`,
+      `the ${what} step ${step} of run ${JSON.stringify(runId)} ${verb} with is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; return a view of live bytes`,
     ),
   );
 }

@@ -37,7 +37,7 @@ import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
 import { checkReason, type StepOutcome, type Trigger } from "./step-outcome.js";
 import { hadEarlierAttempts, stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
-import { continuedAtReturn } from "./returned-payload.js";
+import { continuedAtReturn, succeededAtReturn } from "./returned-payload.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
@@ -196,6 +196,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       landing = w.seal();
       // Taken in the turn the return is seen: the runner may change its array after (see returned-payload).
       if (outcome.kind === "continue") outcome = continuedAtReturn(outcome, landing === undefined && settlesInTurn(core, job, outcome), w.runId, w.step);
+      else if (outcome.kind === "succeed") outcome = succeededAtReturn(outcome, w.runId, w.step);
     } catch (error) {
       await settleThrown(core, job, slot, log, w, error);
       return;
@@ -290,6 +291,7 @@ async function processReplayable(core: RuntimeCore, job: ClaimedJob, slot: Worke
       let outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
       // The replay record's write is awaited before the settlement: the payload is copied at the return.
       if (outcome.kind === "continue") outcome = continuedAtReturn(outcome, false, w.runId, w.step);
+      else if (outcome.kind === "succeed") outcome = succeededAtReturn(outcome, w.runId, w.step);
       verdict = { ok: true, outcome, staged: EffectsHandle.stagedOwned(w.effects), replayed: false };
     } catch (error) {
       verdict = { ok: false, error };
