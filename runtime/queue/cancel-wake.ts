@@ -128,6 +128,10 @@ export async function requeueDead(core: QueueCore, jobId: string, effects?: Sett
   const txn = new Txn(core.engine);
   const r = readJob(txn, jobId);
   if (r === undefined || r.state !== "dead") return false;
+  // The count names each delivery's end (a run's end token): past this it would repeat.
+  if ((r.requeues ?? 0) >= Number.MAX_SAFE_INTEGER) {
+    throw new ValidationError(`job ${r.id} was put back ${r.requeues} times, the most this queue counts: enqueue it again as a new job instead`);
+  }
   const now = core.clock.now();
   appendHistory(txn, r.id, { attempt: r.attempts, recordedAt: now, outcome: "requeued" });
   const next: JobRecord = {

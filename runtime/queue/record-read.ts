@@ -130,7 +130,14 @@ export function readJobRecord(b: Uint8Array): JobRecord | undefined {
     o[f.name] = v;
   }
   if (pos !== end || (seen & REQUIRED_BITS) !== REQUIRED_BITS) return undefined;
-  return isJobState(o.state) && Number.isInteger(o.attempts) && Number.isInteger(o.maxAttempts) ? (o as unknown as JobRecord) : undefined;
+  return isJobState(o.state) && Number.isInteger(o.attempts) && Number.isInteger(o.maxAttempts) && (o.requeues === undefined || isRequeueCount(o.requeues))
+    ? (o as unknown as JobRecord)
+    : undefined;
+}
+
+/** A requeue count a record may hold: a whole number from 0 up that a number holds exactly (a run's end token names it). */
+export function isRequeueCount(v: unknown): boolean {
+  return Number.isSafeInteger(v) && (v as number) >= 0;
 }
 
 /**
@@ -204,6 +211,7 @@ export function jobRecordFault(o: Record<string, unknown>): string | undefined {
   }
   if (!isJobState(o.state)) return "its state is none a job is stored in";
   if (!Number.isInteger(o.attempts) || !Number.isInteger(o.maxAttempts)) return "its attempt count or limit is not a whole number";
+  if (o.requeues !== undefined && !isRequeueCount(o.requeues)) return "its requeue count is not a whole number from 0 up";
   return undefined;
 }
 

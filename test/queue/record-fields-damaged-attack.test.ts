@@ -161,6 +161,12 @@ const DAMAGE: [string, (r: Record<string, unknown>) => void, RegExp][] = [
   ["a state no job is in", (r) => (r.state = "bogus"), /its state is none a job is stored in/],
   ["a cancel flag as text", (r) => (r.cancelRequested = "yes"), /its cancelRequested is not true or false/],
   ["a last error as a number", (r) => (r.lastError = 5), /its lastError is not a string/],
+  // A run's end token names the count: one below 0, fractional or past exact integers would repeat an earlier end's.
+  ["a negative requeue count", (r) => (r.requeues = -1), /its requeue count is not a whole number from 0 up/],
+  ["a fractional requeue count", (r) => (r.requeues = 1.5), /its requeue count is not a whole number from 0 up/],
+  ["a NaN requeue count", (r) => (r.requeues = Number.NaN), /its requeue count is not a whole number from 0 up/],
+  ["an infinite requeue count", (r) => (r.requeues = Number.POSITIVE_INFINITY), /its requeue count is not a whole number from 0 up/],
+  ["a requeue count past exact integers", (r) => (r.requeues = 2 ** 53), /its requeue count is not a whole number from 0 up/],
 ];
 
 describe("damaged job records", () => {
