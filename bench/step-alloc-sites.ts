@@ -24,13 +24,15 @@
 import { createHook } from "node:async_hooks";
 import { Session } from "node:inspector/promises";
 import { loadAverageText } from "./support/load-average.js";
-import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
+import { loadCheckout, openStepWorkload, STEPS_PER_RUN, type Taquba } from "./support/step-workload.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 300);
 const CONC = env("CONC", 50);
 const INTERVAL = env("INTERVAL", 1024);
 const TOP = env("TOP", 30);
+// Steps per run: 10 as in the side-by-side workload; `STEPS=1` for one-step runs, whose cost is mostly a run's edges.
+const M = env("STEPS", STEPS_PER_RUN);
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const T = await loadCheckout<Taquba>(dir);
@@ -42,7 +44,7 @@ interface ProfileNode {
 }
 
 const store = new T.MemoryStore();
-const w = await openStepWorkload(T, store);
+const w = await openStepWorkload(T, store, M);
 try {
   await w.drive(100, CONC);
 

@@ -22,13 +22,15 @@
 import { createHook, executionAsyncResource } from "node:async_hooks";
 import { resolve } from "node:path";
 import { loadAverageText } from "./support/load-average.js";
-import { loadCheckout, openStepWorkload, STEPS_PER_RUN as M, type Taquba } from "./support/step-workload.js";
+import { loadCheckout, openStepWorkload, STEPS_PER_RUN, type Taquba } from "./support/step-workload.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 100);
 const CONC = env("CONC", 50);
 const TOP = env("TOP", 40);
 const DEPTH = env("DEPTH", 1);
+// Steps per run: 10 as in the side-by-side workload; `STEPS=1` for one-step runs, whose cost is mostly a run's edges.
+const M = env("STEPS", STEPS_PER_RUN);
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const T = await loadCheckout<Taquba>(dir);
@@ -36,7 +38,7 @@ const T = await loadCheckout<Taquba>(dir);
 const root = `${resolve(dir)}/`;
 
 const store = new T.MemoryStore();
-const w = await openStepWorkload(T, store);
+const w = await openStepWorkload(T, store, M);
 const sites = new Map<string, number>();
 let promises = 0;
 try {

@@ -90,6 +90,10 @@ export const MIN_OBJECT_BATCHES = 2 * RELEASE_GROUP;
 
 /** Smallest first buffer of a WAL object, in bytes. */
 const MIN_FIRST_BUFFER = 1024;
+
+/** What a wait on a sequence already durable and released answers: nothing to wait for, so no promise of its own. */
+const RESOLVED: Promise<void> = Promise.resolve();
+
 /** The largest buffer kept for the next objects to write into (see `#spare`). */
 const MAX_SPARE_BYTES = 1024 * 1024;
 
@@ -275,7 +279,8 @@ export class WalWriter {
   waitDurable(seq: number): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     if (seq <= this.#durableSeq) {
-      if (this.#releaseHead === this.#releasing.length) return Promise.resolve();
+      // One shared promise: a flush with everything durable and released (a wait's end, say) makes none.
+      if (this.#releaseHead === this.#releasing.length) return RESOLVED;
       // Durable, but earlier commits are still being released: after them.
       const w = newWaiter();
       this.#releasing.push(w);

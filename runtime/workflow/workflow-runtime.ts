@@ -329,11 +329,13 @@ export class WorkflowRuntime {
         // active run (a wait has no reason to give up while the store is away), until the deadline.
         let fault: unknown;
         try {
-          // Read in this turn when the view can: no promise and no turn per round, and an active
-          // run's records not decoded (a wait reads nothing of them). Such a read subscribes after
-          // it, in the same turn, so no termination is announced between the two; a read that is
-          // awaited subscribes before it, so a termination announced while it reads is not missed.
-          let r = firstRound ? this.#view.phaseNow(runId) : undefined;
+          // Read in this turn when the view can: no promise and no turn per round, and on the first
+          // round an active run's records not decoded (a wait reads nothing of them). Such a read
+          // subscribes after it, in the same turn, so no termination is announced between the two
+          // (and the round after a wake, which most often finds the run ended, subscribes not at
+          // all); a read that is awaited subscribes before it, so a termination announced while it
+          // reads is not missed.
+          let r = firstRound ? this.#view.phaseNow(runId) : this.#view.stateNow(runId);
           firstRound = false;
           if (r === undefined) {
             sub = core.events.next(runId);

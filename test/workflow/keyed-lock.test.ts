@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { KeyedLock } from "../../runtime/workflow/runs/run-events.js";
+import { until } from "./helpers.js";
 
 describe("KeyedLock", () => {
   it("runs the holders of one key one at a time, in arrival order; other keys do not wait", async () => {
@@ -35,6 +36,65 @@ describe("KeyedLock", () => {
     gates.shift()!();
     expect(await c).toBe("c");
     expect(log.slice(5)).toEqual(["b out", "c in", "c out"]);
+  });
+
+  it("a key handed to a waiter stays held: a caller arriving after the hand-off waits for that waiter, and every waiter of a long queue runs alone", async () => {
+    const lock = new KeyedLock();
+    const gates = new Map<string, () => void>();
+    let inside = 0;
+    let most = 0;
+    const log: string[] = [];
+    const hold = (name: string) => async () => {
+      inside++;
+      most = Math.max(most, inside);
+      log.push(`${name} in`);
+      await new Promise<void>((r) => gates.set(name, r));
+      inside--;
+      log.push(`${name} out`);
+    };
+    const a = lock.run("k", hold("a"));
+    const b = lock.run("k", hold("b"));
+    gates.get("a")!();
+    await a;
+    await until(() => gates.has("b"));
+    // `b` holds the key it was handed; `c` comes after the hand-off and must wait for `b`.
+    const c = lock.run("k", hold("c"));
+    const d = lock.run("k", hold("d"));
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(["a in", "a out", "b in"]);
+    gates.get("b")!();
+    await b;
+    await until(() => gates.has("c"));
+    gates.get("c")!();
+    await c;
+    await until(() => gates.has("d"));
+    gates.get("d")!();
+    await d;
+    expect(log).toEqual(["a in", "a out", "b in", "b out", "c in", "c out", "d in", "d out"]);
+    expect(most).toBe(1);
+    // Free again once the queue ran out.
+    let started = false;
+    await lock.run("k", async () => {
+      started = true;
+    });
+    expect(started).toBe(true);
+  });
+
+  it("a holder that throws before returning a promise releases the key to the next", async () => {
+    const lock = new KeyedLock();
+    const thrown = lock.run("k", () => {
+      throw new Error("threw at once");
+    });
+    await expect(thrown).rejects.toThrow("threw at once");
+    const first = lock.run("k", async () => "held");
+    let second = false;
+    const next = lock.run("k", async () => {
+      second = true;
+    });
+    expect(second).toBe(false);
+    expect(await first).toBe("held");
+    await next;
+    expect(second).toBe(true);
   });
 
   it("a holder that fails releases the key to the next", async () => {

@@ -1,12 +1,14 @@
 /**
  * @module A wait's rounds: a termination this process never announces (one
  * committed by another process) is noticed at the next poll of the wait and
- * not before, and each poll arms the next without piling timers up.
+ * not before, and each poll arms the next without piling timers up. A
+ * round after a poll that reads the run still active in its turn stays
+ * subscribed: the run's announced end wakes the wait at once.
  */
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { runEventsFor } from "../../runtime/workflow/runtime-core.js";
-import { enc, openEnv, runnerOf, until } from "./helpers.js";
+import { enc, hangingRunner, openEnv, runnerOf, until } from "./helpers.js";
 
 const POLL_MS = 1_000;
 
@@ -44,6 +46,35 @@ describe("wait rounds", () => {
       const end = await waiting;
       expect(end.termination.status).toBe("succeeded");
       expect(new TextDecoder().decode(end.outcome!.result)).toBe("done");
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("a round after a poll that finds the run still active is woken by the run's end at once, without another poll", async () => {
+    let release!: () => void;
+    const env = await openEnv(hangingRunner(new Promise<void>((r) => (release = r))), { configure: (b) => b.pollIntervalMs(POLL_MS) });
+    try {
+      await env.runtime.submit({ input: enc("x"), runId: "held" });
+      let ended = false;
+      const waiting = env.runtime.wait("held").then((end) => {
+        ended = true;
+        return end;
+      });
+      await until(() => env.clock.pendingTimers >= 1, "the wait's poll armed");
+      const armed = env.clock.pendingTimers;
+      // Polls that find the run active: each later round reads it in its turn and waits again.
+      for (let i = 0; i < 2; i++) {
+        env.clock.advance(POLL_MS);
+        await until(() => env.clock.pendingTimers === armed, `poll ${i + 1} re-armed`);
+      }
+      expect(ended).toBe(false);
+      // The step ends the run; the clock stays where it is, so only the announcement can wake the wait.
+      release();
+      await until(() => ended, "the wait woken by the run's end");
+      const end = await waiting;
+      expect(end.termination.status).toBe("succeeded");
+      expect(new TextDecoder().decode(end.outcome!.result)).toBe("late");
     } finally {
       await env.stop();
     }

@@ -7,7 +7,8 @@
  * step job (reconciliation of a dead step) and lets waiters wake at once.
  */
 export class RunEvents {
-  readonly #waiters = new Map<string, Set<RunWait>>();
+  /** Per run id, its one waiter (most runs' wait) or a set of them: a run with one waiter makes no set. */
+  readonly #waiters = new Map<string, RunWait | Set<RunWait>>();
   #closed: Error | undefined;
   /** Step workers running in this process, per step queue name (for the no-worker warning of waits). */
   readonly #workers = new Map<string, number>();
@@ -26,7 +27,7 @@ export class RunEvents {
     this.#closed = error;
     const all = [...this.#waiters.values()];
     this.#waiters.clear();
-    for (const ws of all) for (const w of ws) w.wake();
+    for (const ws of all) wakeAll(ws);
   }
 
   /** Counts a step worker on `queueName` for as long as `run` lasts. */
@@ -51,7 +52,7 @@ export class RunEvents {
     const ws = this.#waiters.get(runId);
     if (ws === undefined) return;
     this.#waiters.delete(runId);
-    for (const w of ws) w.wake();
+    wakeAll(ws);
   }
 
   /**
@@ -64,21 +65,24 @@ export class RunEvents {
       w.wake();
       return w;
     }
-    let set = this.#waiters.get(runId);
-    if (set === undefined) {
-      set = new Set();
-      this.#waiters.set(runId, set);
-    }
-    set.add(w);
+    const held = this.#waiters.get(runId);
+    if (held === undefined) this.#waiters.set(runId, w);
+    else if (held instanceof RunWait) this.#waiters.set(runId, new Set([held, w]));
+    else held.add(w);
     return w;
   }
 
   /** @internal Drops `w` from the waiters of `runId` (`RunWait.dispose`). */
   drop(runId: string, w: RunWait): void {
-    const s = this.#waiters.get(runId);
-    if (s === undefined || !s.delete(w)) return;
-    if (s.size === 0) this.#waiters.delete(runId);
+    const held = this.#waiters.get(runId);
+    if (held === w) this.#waiters.delete(runId);
+    else if (held instanceof Set && held.delete(w) && held.size === 0) this.#waiters.delete(runId);
   }
+}
+
+function wakeAll(waiters: RunWait | Set<RunWait>): void {
+  if (waiters instanceof RunWait) waiters.wake();
+  else for (const w of waiters) w.wake();
 }
 
 /**
@@ -101,23 +105,41 @@ export class RunWait {
   }
 }
 
+/** Marks a key held with nobody waiting: a free key's holder makes no queue and no promise. Never pushed to. */
+const HELD: (() => void)[] = Object.freeze([]) as unknown as (() => void)[];
+
 /** A per-key async mutex: callers of one key run one at a time, in arrival order. */
 export class KeyedLock {
-  readonly #tails = new Map<string, Promise<void>>();
+  /** Per held key, the wakers of its waiters in arrival order (`HELD` while none waits). */
+  readonly #held = new Map<string, (() => void)[]>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.#tails.get(key);
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    // A key nobody holds (most submits'): `fn` starts in this call, with no promise chained or awaited before it.
-    const tail = prev === undefined ? mine : prev.then(() => mine);
-    this.#tails.set(key, tail);
-    if (prev !== undefined) await prev;
+    const waiting = this.#held.get(key);
+    // A key nobody holds (most submits'): `fn` starts in this call, with no promise made or awaited before it.
+    if (waiting === undefined) this.#held.set(key, HELD);
+    else await this.#turn(key, waiting);
     try {
       return await fn();
     } finally {
-      release();
-      if (this.#tails.get(key) === tail) this.#tails.delete(key);
+      this.#release(key);
     }
+  }
+
+  /** Resolves when the holders before this caller have released `key`, which then passes to it still held. */
+  #turn(key: string, waiting: (() => void)[]): Promise<void> {
+    let queue = waiting;
+    if (queue === HELD) this.#held.set(key, (queue = []));
+    return new Promise<void>((wake) => queue.push(wake));
+  }
+
+  #release(key: string): void {
+    const queue = this.#held.get(key);
+    if (queue === undefined) return;
+    if (queue.length === 0) {
+      this.#held.delete(key);
+      return;
+    }
+    // Handed to the next waiter without being freed: a caller arriving meanwhile queues behind it.
+    queue.shift()!();
   }
 }
