@@ -28,6 +28,7 @@ import { QueueReader } from "../queue/reader.js";
 import type { ObjectStore } from "../store/object-store.js";
 import type { Clock } from "../clock.js";
 import { openStore } from "../store/open-store.js";
+import { bytesAtCall } from "../workflow/bytes-at-call.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
@@ -340,7 +341,10 @@ export class TaqubaClient {
   async signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
     checkCorrelationKey(correlationKey);
     if (!(payload instanceof Uint8Array)) throw new ValidationError("a signal payload must be a Uint8Array");
+    // A shard's client takes the bytes itself.
     if (this.#shards !== undefined) return this.#shards[shardOfSignal(correlationKey, this.#shards.length)]!.signal(correlationKey, payload);
+    // The request is written after awaits: take the bytes as the call saw them.
+    payload = bytesAtCall(`the payload of signal "${correlationKey}"`, payload);
     return (await this.#request({ op: "signal", key: correlationKey, payload }, `signal "${correlationKey}"`)) as SignalOutcome;
   }
 
