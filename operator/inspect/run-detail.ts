@@ -65,6 +65,8 @@ export interface RunDetail {
     readonly state: string;
     readonly attempt: number;
     readonly maxAttempts: number;
+    /** Times the job was requeued from the dead letters (a redrive), each with fresh attempts; absent when never. */
+    readonly requeues?: number;
     readonly runAt?: number;
     readonly lastError?: string;
     readonly payload: { readonly size: number };
@@ -189,6 +191,7 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
             state: job.state,
             attempt: job.attempt,
             maxAttempts: job.maxAttempts,
+            ...(job.requeues === undefined ? {} : { requeues: job.requeues }),
             ...(job.runAt === undefined ? {} : { runAt: job.runAt }),
             ...(job.lastError === undefined ? {} : { lastError: job.lastError }),
             payload: { size: job.payloadSize },
