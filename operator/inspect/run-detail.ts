@@ -7,6 +7,7 @@
  */
 import type { WaitingReason } from "../../runtime/queue/types.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
+import { droppedBefore } from "../../runtime/queue/attempt-history.js";
 import type { JobAttempt, JobInfo } from "../../runtime/queue/types.js";
 import { RESERVED_HEADER_PREFIX } from "../../runtime/workflow/records/reserved.js";
 import { RunId } from "../../runtime/workflow/runs/run-id.js";
@@ -172,8 +173,11 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
     });
   }
   timeline.sort((a, b) => a.at - b.at);
+  // The step job's history keeps its latest attempts only (see attempt-history.ts).
+  const attemptsDropped = droppedBefore(attempts);
   return {
     runId: id,
+    ...(attemptsDropped === 0 ? {} : { omitted: { steps: 0, attempts: attemptsDropped } }),
     state,
     runtimeState: state === "cancelling" ? "cancelling" : state === "running" ? "running" : "pending",
     step: pointer.step,
