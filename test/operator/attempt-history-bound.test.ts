@@ -4,12 +4,15 @@
  * entries: a job requeued from the dead letters many times keeps the
  * latest, the oldest kept counting those dropped, across a reopen; a
  * history written before the bound (longer, no count) reads whole and is
- * bounded at its next entry.
+ * bounded at its next entry; a run's detail counts the attempts left out.
  */
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { Engine, JOB_ATTEMPT_HISTORY_LIMIT, LocalStore, MockClock, Queue, QueueReader, WriteBatch, type JobAttempt } from "taquba";
+import { readRunDetail } from "../../operator/inspect/run-detail.js";
 import { historyKey } from "../../runtime/queue/keys.js";
+import type { QueueReader as Reader } from "../../runtime/queue/reader.js";
+import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
 import { scaledForLoad } from "../support/load.js";
@@ -121,5 +124,19 @@ describe("a job's attempt history is bounded", () => {
     } finally {
       await reopened.close();
     }
+  });
+
+  it("a run's step job whose history was bounded shows the attempts left out", async () => {
+    const history = (earlierDropped?: number): JobAttempt[] => [
+      { attempt: 1, recordedAt: T0, outcome: "requeued", ...(earlierDropped === undefined ? {} : { earlierDropped }) },
+      { attempt: 1, recordedAt: T0 + 1, outcome: "retried", error: "boom" },
+    ];
+    // Only what `readRunDetail` reads of an active run: its records, its step job and that job's history.
+    const view = {
+      records: async () => ({ kind: "active", run: { submittedAtMs: T0, headers: {} }, pointer: { jobId: "J1", step: 3 }, runBytes: new Uint8Array() }),
+    } as unknown as WorkflowView;
+    const reader = (list: JobAttempt[]) => ({ job: async () => null, attemptHistory: async () => list }) as unknown as Reader;
+    expect((await readRunDetail(view, reader(history(40)), "order-7"))!.omitted).toEqual({ steps: 0, attempts: 40 });
+    expect((await readRunDetail(view, reader(history()), "order-7"))!.omitted).toBeUndefined();
   });
 });
