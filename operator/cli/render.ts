@@ -59,6 +59,16 @@ function entryText(e: TimelineEntry, now: number): string {
   }
 }
 
+/** The step job's id, state and attempt, and how often it was requeued when it was. */
+function stepJobText(j: NonNullable<RunDetail["stepJob"]>): string {
+  return `${j.id} (${j.state}, attempt ${j.attempt} of ${j.maxAttempts}${j.requeues === undefined ? "" : `, ${requeuedText(j.requeues)}`})`;
+}
+
+/** "requeued once", "requeued 3 times". */
+function requeuedText(n: number): string {
+  return n === 1 ? "requeued once" : `requeued ${n} times`;
+}
+
 /** A run as a readable page: its fields, then the timeline, then stacks of failed attempts. */
 export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
   const tone = stateTone(d.state);
@@ -71,7 +81,7 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
       ["ended", d.terminatedAt === undefined ? undefined : `${formatTime(d.terminatedAt)} (${formatAge(now - d.terminatedAt)} ago)`],
       ["waiting on", d.signalWait],
       ["held by", d.heldBy === undefined ? undefined : waitingText(d.heldBy)],
-      ["step job", d.stepJob === undefined ? undefined : `${d.stepJob.id} (${d.stepJob.state}, attempt ${d.stepJob.attempt} of ${d.stepJob.maxAttempts})`],
+      ["step job", d.stepJob === undefined ? undefined : stepJobText(d.stepJob)],
       ["headers", headersText(d.headers)],
       ["group", d.group === undefined ? undefined : `${d.group.id} (member ${d.group.key})`],
       ["parent", d.parent === undefined ? undefined : `${d.parent.runId} (started at its step ${d.parent.step})`],

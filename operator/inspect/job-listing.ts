@@ -16,6 +16,8 @@ export interface JobRow {
   readonly state: JobState;
   readonly attempt: number;
   readonly maxAttempts: number;
+  /** Times the job was requeued from the dead letters, each with fresh attempts (0 when never). */
+  readonly requeues: number;
   readonly enqueuedAt: number;
   readonly failedAt?: number;
   readonly runAt?: number;
@@ -38,6 +40,7 @@ export function jobRow(j: JobInfo): JobRow {
     state: j.state,
     attempt: j.attempt,
     maxAttempts: j.maxAttempts,
+    requeues: j.requeues ?? 0,
     enqueuedAt: j.enqueuedAt,
     ...(j.failedAt === undefined ? {} : { failedAt: j.failedAt }),
     ...(j.runAt === undefined ? {} : { runAt: j.runAt }),

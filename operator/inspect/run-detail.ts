@@ -7,6 +7,7 @@
  */
 import type { WaitingReason } from "../../runtime/queue/types.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
+import { droppedBefore } from "../../runtime/queue/attempt-history.js";
 import type { JobAttempt, JobInfo } from "../../runtime/queue/types.js";
 import { RESERVED_HEADER_PREFIX } from "../../runtime/workflow/records/reserved.js";
 import { RunId } from "../../runtime/workflow/runs/run-id.js";
@@ -65,6 +66,8 @@ export interface RunDetail {
     readonly state: string;
     readonly attempt: number;
     readonly maxAttempts: number;
+    /** Times the job was requeued from the dead letters (a redrive), each with fresh attempts; absent when never. */
+    readonly requeues?: number;
     readonly runAt?: number;
     readonly lastError?: string;
     readonly payload: { readonly size: number };
@@ -170,8 +173,11 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
     });
   }
   timeline.sort((a, b) => a.at - b.at);
+  // The step job's history keeps its latest attempts only (see attempt-history.ts).
+  const attemptsDropped = droppedBefore(attempts);
   return {
     runId: id,
+    ...(attemptsDropped === 0 ? {} : { omitted: { steps: 0, attempts: attemptsDropped } }),
     state,
     runtimeState: state === "cancelling" ? "cancelling" : state === "running" ? "running" : "pending",
     step: pointer.step,
@@ -189,6 +195,7 @@ export async function readRunDetail(view: WorkflowView, reader: QueueReader, run
             state: job.state,
             attempt: job.attempt,
             maxAttempts: job.maxAttempts,
+            ...(job.requeues === undefined ? {} : { requeues: job.requeues }),
             ...(job.runAt === undefined ? {} : { runAt: job.runAt }),
             ...(job.lastError === undefined ? {} : { lastError: job.lastError }),
             payload: { size: job.payloadSize },

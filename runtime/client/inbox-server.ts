@@ -68,6 +68,14 @@ export const DEFAULT_APPLIED_RETENTION_MS = 60 * 60 * 1000;
 /** Default number of requests applied at once: see `ServeClientsOptions.maxConcurrentRequests`. */
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 32;
 
+/**
+ * Most request names a pass holds at once: a pass lists this many (one page
+ * of an S3 listing), applies them a window at a time, then lists on after
+ * the last. An inbox of a million requests costs no more memory than one
+ * of a thousand.
+ */
+export const INBOX_LIST_PAGE = 1000;
+
 /** A request that does not decode is left alone this long after it was made before it is moved aside. */
 const MALFORMED_GRACE_MS = 30_000;
 /** The store as a refused listing's message names it. */
@@ -239,20 +247,34 @@ export class ClientInbox {
 
   async #drainOnce(): Promise<number> {
     this.stats.listings++;
-    const prefix = requestsPrefix(this.#q);
-    const names: string[] = [];
-    // In order and once each: requests about one subject are applied in the order listed.
-    for await (const o of listedInOrder(this.#store, prefix, INBOX_STORE)) {
-      const name = o.key.slice(prefix.length);
-      if (name !== KEEP_NAME) names.push(name);
-    }
     let handled = 0;
-    for (let i = 0; i < names.length; i += this.#window) {
-      if (this.#stop.signal.aborted || this.#queue.closed) break;
-      handled += await this.#handleWindow(names.slice(i, i + this.#window));
+    // A page at a time, each listed after the last name of the one before: order and once-each hold across pages.
+    for (let after: string | undefined; ; ) {
+      const names = await this.#requestPage(after);
+      for (let i = 0; i < names.length; i += this.#window) {
+        if (this.#stop.signal.aborted || this.#queue.closed) return handled;
+        handled += await this.#handleWindow(names.slice(i, i + this.#window));
+      }
+      if (names.length < INBOX_LIST_PAGE) break;
+      after = names[names.length - 1];
     }
     await this.#maybeSweep();
     return handled;
+  }
+
+  /** The names of the first {@link INBOX_LIST_PAGE} requests after the name `after` (from the first without), in key order. */
+  async #requestPage(after: string | undefined): Promise<string[]> {
+    const prefix = requestsPrefix(this.#q);
+    const names: string[] = [];
+    // In order and once each: requests about one subject are applied in the order listed.
+    for await (const o of listedInOrder(this.#store, prefix, INBOX_STORE, after === undefined ? {} : { startAfter: `${prefix}${after}` })) {
+      const name = o.key.slice(prefix.length);
+      if (name === KEEP_NAME) continue;
+      names.push(name);
+      // Leaving the loop ends the listing: the store is asked for no further page.
+      if (names.length === INBOX_LIST_PAGE) break;
+    }
+    return names;
   }
 
   /**

@@ -3,6 +3,7 @@
  * idempotent create-if-absent and bounded-concurrency fan-out.
  */
 import { PreconditionFailedError } from "../errors.js";
+import { listedUnder } from "../store/listing-pages.js";
 import { readBorrowed, type ObjectStore } from "../store/object-store.js";
 import { withRetries, type RetryPolicy } from "./retry.js";
 
@@ -46,19 +47,26 @@ export async function borrowWithRetries(store: ObjectStore, key: string, policy:
   return found?.body ?? null;
 }
 
+/*
+ * Both listings below go through `listedUnder`: a store the user wrote may
+ * ignore the prefix or the key to start after, and the engine took the
+ * user's own objects for a WAL object of a store whose manifests were all
+ * deleted (refusing to open), and held every key of the bucket listed.
+ */
+
 /** Lists every key under `prefix` (after `startAfter`), with retries of the whole listing. */
 export async function listKeys(store: ObjectStore, prefix: string, policy: RetryPolicy, startAfter?: string): Promise<string[]> {
   return withRetries(policy, "list", prefix, async () => {
     const keys: string[] = [];
-    for await (const o of store.list(prefix, startAfter === undefined ? {} : { startAfter })) keys.push(o.key);
+    for await (const o of listedUnder(store, prefix, startAfter === undefined ? {} : { startAfter })) keys.push(o.key);
     return keys;
   });
 }
 
-/** The first key under `prefix`, or undefined when there is none; reads one page at most. */
+/** The first key under `prefix`, or undefined when there is none; reads one page at most from a store that keeps to the prefix. */
 export async function firstKey(store: ObjectStore, prefix: string, policy: RetryPolicy): Promise<string | undefined> {
   return withRetries(policy, "list", prefix, async () => {
-    for await (const o of store.list(prefix)) return o.key;
+    for await (const o of listedUnder(store, prefix)) return o.key;
     return undefined;
   });
 }

@@ -33,6 +33,7 @@ export {
   FLOW_RATE_KEY_HEADER,
 } from "./admission.js";
 export { SUPERSEDED_RETENTION_MS } from "./transitions.js";
+export { JOB_ATTEMPT_HISTORY_LIMIT } from "./attempt-history.js";
 export {
   MAX_KV_VALUE_SIZE,
   MAX_KV_KEY_BYTES,

@@ -175,6 +175,11 @@ export interface JobAttempt {
   errorName?: string;
   /** The thrown error's stack, at most 4096 characters, when the settlement gave its cause. */
   errorStack?: string;
+  /**
+   * On the oldest entry kept once the history reached its bound
+   * (`JOB_ATTEMPT_HISTORY_LIMIT`): how many earlier entries were dropped.
+   */
+  earlierDropped?: number;
 }
 
 /** Per-queue counters. `done` is cumulative (every ack), the rest are current. */
@@ -383,7 +388,7 @@ export function encodeHistory(entries: readonly JobAttempt[]): Uint8Array {
 }
 
 /** The fields an attempt's encoding leaves out when absent, made its own while `Object.prototype` holds one of their names. */
-const ATTEMPT_OPTIONAL: readonly (keyof JobAttempt)[] = ["claimedAt", "error", "errorName", "errorStack"];
+const ATTEMPT_OPTIONAL: readonly (keyof JobAttempt)[] = ["claimedAt", "error", "errorName", "errorStack", "earlierDropped"];
 
 export function decodeHistory(key: string, bytes: Uint8Array | undefined): JobAttempt[] {
   if (bytes === undefined) return [];

@@ -23,6 +23,7 @@ import {
   type JobRecord,
 } from "./record.js";
 import { textBytes } from "./record-pack.js";
+import { boundedHistory } from "./attempt-history.js";
 import { encodeInsertedJob } from "./inserted-record.js";
 import type { CarriedDone, Txn } from "./txn.js";
 import { ownedBytes } from "./owned-bytes.js";
@@ -259,12 +260,12 @@ export function openWindowHolder(src: Pick<Txn, "get">, queue: string, key: stri
   return open ? holder : undefined;
 }
 
-/** Appends `entry` to the attempt history of job `id`. */
+/** Appends `entry` to the attempt history of job `id`, which keeps its latest entries (see attempt-history.ts). */
 export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
   const key = K.historyKey(id);
   const list = decodeHistory(key, txn.get(key));
   list.push(entry);
-  txn.put(key, ownedBytes(encodeHistory(list)));
+  txn.put(key, ownedBytes(encodeHistory(boundedHistory(list))));
 }
 
 /** Records how the current claim of `r` ended, in its attempt history. */

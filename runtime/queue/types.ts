@@ -184,6 +184,12 @@ export interface JobInfo {
   priority: number;
   attempt: number;
   maxAttempts: number;
+  /**
+   * How many times the job was requeued from the dead letters
+   * (`requeueDead`, a run's redrive), each of which reset `attempt`;
+   * absent when never.
+   */
+  requeues?: number;
   headers: Record<string, string>;
   payloadSize: number;
   payloadOffloaded: boolean;

@@ -77,6 +77,7 @@ export function toJobInfo(r: JobRecord): JobInfo {
     enqueuedAt: r.enqueuedAt,
     cancelRequested: r.cancelRequested === true,
   };
+  if (r.requeues !== undefined) info.requeues = r.requeues;
   if (r.claimedAt !== undefined) info.claimedAt = r.claimedAt;
   if (r.runAt !== undefined) info.runAt = r.runAt;
   if (r.wokenAt !== undefined) info.wokenAt = r.wokenAt;

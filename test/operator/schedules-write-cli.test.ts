@@ -220,8 +220,8 @@ describe("taquba schedules pause|resume|trigger|backfill", () => {
     expect(first.inbox.stats.applied).toBe(1);
     await first.stop();
     // As if the owner had crashed after its commit: the request is still there and unanswered.
-    await store.put(`app/${requestKey("workflow-steps", id)}`, request);
     await store.delete(`app/${answerKey("workflow-steps", id)}`);
+    await store.put(`app/${requestKey("workflow-steps", id)}`, request);
     clock.advance(5_000);
     const second = await owner(dir, clock);
     await second.inbox.drain();
@@ -237,9 +237,10 @@ describe("taquba schedules pause|resume|trigger|backfill", () => {
     await second.inbox.drain();
     const answered = decodeAnswer((await store.get(`app/${answerKey("workflow-steps", other)}`))!.body);
     expect(answered).toEqual({ ok: true, value: { tickMs: T0, runId: `sched-hourly-now${T0}_2`, newlySubmitted: true } });
-    // And the first request replayed once more still starts nothing.
-    await store.put(`app/${requestKey("workflow-steps", id)}`, request);
+    // And the first request replayed once more still starts nothing. The answer goes first: the owner
+    // serving now (woken by the put) may answer the request at once, and that answer must stay.
     await store.delete(`app/${answerKey("workflow-steps", id)}`);
+    await store.put(`app/${requestKey("workflow-steps", id)}`, request);
     await second.inbox.drain();
     expect(decodeAnswer((await store.get(`app/${answerKey("workflow-steps", id)}`))!.body)).toEqual(answer);
     const after = await second.runtime.view().listRuns({});

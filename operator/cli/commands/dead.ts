@@ -19,7 +19,7 @@ const ERROR_CELL = 80;
 export function jobTable(io: OperatorIo, rows: readonly JobRow[], when: (r: JobRow) => number | undefined, shards?: readonly string[]): string {
   return table(
     io,
-    [...(shards === undefined ? [] : ["SHARD"]), "JOB", "QUEUE", "RUN", "STEP", "ATTEMPTS", "AT", "ERROR"],
+    [...(shards === undefined ? [] : ["SHARD"]), "JOB", "QUEUE", "RUN", "STEP", "ATTEMPTS", "REQUEUES", "AT", "ERROR"],
     rows.map((r, i) => [
       ...(shards === undefined ? [] : [shards[i]!]),
       r.id,
@@ -27,6 +27,7 @@ export function jobTable(io: OperatorIo, rows: readonly JobRow[], when: (r: JobR
       r.runId ?? "-",
       r.step === undefined ? "-" : String(r.step),
       `${r.attempt}/${r.maxAttempts}`,
+      String(r.requeues),
       formatTime(when(r)),
       r.lastError === undefined
         ? r.waiting === undefined

@@ -184,6 +184,12 @@ async function owners() {
   ];
 }
 
+/** The step job's id, state and attempt, and how often it was requeued when it was. */
+function stepJobText(j) {
+  const requeued = j.requeues === undefined ? "" : `, requeued ${j.requeues === 1 ? "once" : `${j.requeues} times`}`;
+  return `${j.id} (${j.state}, attempt ${j.attempt} of ${j.maxAttempts}${requeued})`;
+}
+
 function runRows(runs) {
   return runs.map((r) =>
     h(
@@ -354,7 +360,7 @@ async function run(id) {
       ["submitted", d.submittedAt ? time(d.submittedAt) : undefined],
       ["ended", d.terminatedAt ? time(d.terminatedAt) : undefined],
       ["waiting on", d.signalWait],
-      ["step job", d.stepJob ? `${d.stepJob.id} (${d.stepJob.state}, attempt ${d.stepJob.attempt} of ${d.stepJob.maxAttempts})` : undefined],
+      ["step job", d.stepJob ? stepJobText(d.stepJob) : undefined],
       ["headers", headersText(d.headers)],
       ["group", d.group ? h("a", { href: `#/group/${encodeURIComponent(d.group.id)}` }, `${d.group.id} (member ${d.group.key})`) : undefined],
       ["error", d.error ? h("span", { class: "error" }, `${d.error}${d.errorKind ? ` [${d.errorKind}]` : ""}`) : undefined],
@@ -402,6 +408,7 @@ async function dead(params) {
         h("td", { class: "mono" }, j.queue),
         h("td", {}, j.runId ? runLink(j.runId) : "-"),
         h("td", { class: "num" }, `${j.attempt}/${j.maxAttempts}`),
+        h("td", { class: "num" }, String(j.requeues ?? 0)),
         h("td", {}, time(j.failedAt)),
         h("td", { class: "error" }, j.lastError ?? ""),
         h(
@@ -434,10 +441,10 @@ async function dead(params) {
       if (s.shard !== null) p.set("shard", String(s.shard));
       return h("button", { onclick: () => (location.hash = `#/dead?${p}`) }, s.shard === null ? "Next page" : `Next page of shard ${s.shard}`);
     });
-  const head = ["job", "queue", "run", "attempts", "failed", "last error", ""];
+  const head = ["job", "queue", "run", "attempts", "requeues", "failed", "last error", ""];
   return [
     h("h1", {}, shard ? `Dead letters of shard ${shard}` : "Dead letters"),
-    table(sharded ? ["shard", ...head] : head, rows, sharded ? [0, 4] : [3]),
+    table(sharded ? ["shard", ...head] : head, rows, sharded ? [0, 4, 5] : [3, 4]),
     h("div", { class: "toolbar" }, shard ? h("button", { onclick: () => (location.hash = "#/dead") }, "Every shard") : null, more),
   ];
 }

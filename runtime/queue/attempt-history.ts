@@ -1,0 +1,44 @@
+/**
+ * @module The bound on a job's attempt history (`h/<id>`): each claim's end
+ * adds an entry, and a job requeued from the dead letters again and again
+ * (or given a high attempt limit) would add them for ever, each a few KiB
+ * with its error and stack, all decoded and written again at every failed
+ * attempt. The history keeps the last {@link JOB_ATTEMPT_HISTORY_LIMIT}
+ * entries; the oldest entry kept says how many before it were dropped
+ * (`earlierDropped`), so the count survives every later trim.
+ *
+ * The stored form stays a list of entries: a history written before the
+ * bound (longer, no count) reads as it is and is trimmed at its next entry,
+ * and an earlier version reads a trimmed one as a list whose first entry
+ * has a field it does not know.
+ */
+import type { JobAttempt } from "./record.js";
+
+/** The most entries a job's attempt history keeps: the latest ones. */
+export const JOB_ATTEMPT_HISTORY_LIMIT = 32;
+
+/**
+ * `list` (oldest first, an entry just added last) cut to its last
+ * {@link JOB_ATTEMPT_HISTORY_LIMIT} entries, the first of them counting
+ * every entry dropped so far; `list` itself when within the bound.
+ */
+export function boundedHistory(list: readonly JobAttempt[]): readonly JobAttempt[] {
+  const cut = list.length - JOB_ATTEMPT_HISTORY_LIMIT;
+  if (cut <= 0) return list;
+  // Only the first entry carries a count; a count on a later one (a damaged record) is not added.
+  const before = countOf(list[0]!);
+  const kept = list.slice(cut);
+  kept[0] = { ...kept[0]!, earlierDropped: before + cut };
+  return kept;
+}
+
+/** How many entries before `first` (the oldest kept) the history dropped. */
+export function droppedBefore(list: readonly JobAttempt[]): number {
+  return list.length === 0 ? 0 : countOf(list[0]!);
+}
+
+function countOf(first: JobAttempt): number {
+  const n = first.earlierDropped;
+  // A store's bytes: anything but a count is taken as none rather than carried into the next trim.
+  return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
