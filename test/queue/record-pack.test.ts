@@ -197,6 +197,10 @@ describe("packRecord: the job record written directly", () => {
         expect(() => decodeJob("j/x", encodeJob(rec)), `record ${i} of seed ${r.seed}`).toThrow(/attempt count or limit is not a whole number/);
         continue;
       }
+      if (rec.requeues !== undefined && !(Number.isSafeInteger(rec.requeues) && rec.requeues >= 0)) {
+        expect(() => decodeJob("j/x", encodeJob(rec)), `record ${i} of seed ${r.seed}`).toThrow(/its requeue count is not a whole number from 0 up/);
+        continue;
+      }
       const back = decodeJob("j/x", encodeJob(rec));
       expect(Buffer.from(encodeJob(back)).equals(Buffer.from(encodeJob(rec))), `record ${i} of seed ${r.seed}`).toBe(true);
     }

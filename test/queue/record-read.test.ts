@@ -82,7 +82,8 @@ function record(r: TestRandom): JobRecord {
     ["payloadSize", () => maybe(() => num(r))],
     ["headers", () => headers],
     ["attempts", () => num(r)],
-    ["requeues", () => maybe(() => num(r))],
+    // Mostly a count as the queue writes it; now and then any number (damage, refused).
+    ["requeues", () => maybe(() => (r.random() < 0.8 ? r.int(2 ** 20) : num(r)))],
     ["maxAttempts", () => num(r)],
     ["enqueuedAt", () => num(r)],
     ["claimedAt", () => maybe(() => num(r))],
@@ -113,10 +114,12 @@ describe("decodeJob reading job records directly", () => {
       for (const b of [encodeJob(rec), generalBytes(rec)]) {
         if (readJobRecord(b) !== undefined) direct++;
         const general = generalRecord(b);
-        // A count that is no whole number (a float, NaN or an infinity num gives) is a damaged record, refused.
-        if (Number.isInteger(general.attempts) && Number.isInteger(general.maxAttempts)) {
-          expectSameRecord(decodeJob("j/x", b), general, `record ${i} of seed ${r.seed}`);
-        } else expect(() => decodeJob("j/x", b), `record ${i} of seed ${r.seed}`).toThrow(/attempt count or limit is not a whole number/);
+        // A count that is no whole number (a float, NaN or an infinity num gives), or a requeue count below 0 or past exact integers, is a damaged record, refused.
+        if (!Number.isInteger(general.attempts) || !Number.isInteger(general.maxAttempts)) {
+          expect(() => decodeJob("j/x", b), `record ${i} of seed ${r.seed}`).toThrow(/attempt count or limit is not a whole number/);
+        } else if (general.requeues !== undefined && !(Number.isSafeInteger(general.requeues) && general.requeues >= 0)) {
+          expect(() => decodeJob("j/x", b), `record ${i} of seed ${r.seed}`).toThrow(/its requeue count is not a whole number from 0 up/);
+        } else expectSameRecord(decodeJob("j/x", b), general, `record ${i} of seed ${r.seed}`);
       }
     }
     // Most of them are read directly; the rest (a non-ASCII string, a 64-bit or 32-bit float number) the general way.
