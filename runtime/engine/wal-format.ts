@@ -431,6 +431,7 @@ export class WalBuilder {
   #batches = 0;
   /** The reference key of each length under 128 bytes (see `putKey`): the decoder keeps the same, reading in order. */
   readonly #refs = new KeyReferences();
+  #shared = 0;
 
   /** `reuse`: the writer of an earlier builder whose object is stored and no longer read (written over from the start). */
   constructor(initialCapacity = 4096, reuse?: ByteWriter) {
@@ -451,6 +452,11 @@ export class WalBuilder {
     return this.#w.pos + TRAILER_BYTES;
   }
 
+  /** Key bytes left out of the object because they were shared with a reference: `byteLength` plus these is its size with every key whole. */
+  get sharedKeyBytes(): number {
+    return this.#shared;
+  }
+
   /**
    * Encodes a batch, whole or not at all: an encoding that throws part way
    * (a buffer that cannot grow so far) leaves the object as it was, so the
@@ -467,6 +473,7 @@ export class WalBuilder {
       const buf = w.buffer;
       keys?.reserve(ops.length);
       const refs = this.#refs;
+      let shared = 0;
       let at = putVarint(buf, start, ops.length);
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i]!;
@@ -474,6 +481,8 @@ export class WalBuilder {
           buf[at++] = TAG_PUT;
           const keyAt = at;
           at = putKey(buf, at, op.key, refs);
+          // A one-byte length is followed by the shared length (a longer one shares nothing).
+          if (buf[keyAt]! < 0x80) shared += buf[keyAt + 1]!;
           if (keys !== undefined) keySpan(keys, i, buf, keyAt, at, refs);
           const v = op.value;
           const n = v.byteLength;
@@ -487,12 +496,14 @@ export class WalBuilder {
           buf[at++] = TAG_DELETE;
           const keyAt = at;
           at = putKey(buf, at, op.key, refs);
+          if (buf[keyAt]! < 0x80) shared += buf[keyAt + 1]!;
           if (keys !== undefined) keySpan(keys, i, buf, keyAt, at, refs);
         }
       }
       // A byte written past the room is dropped (or lands in the next batch's room) without an error: a room too small must not pass unseen.
       if (at > start + room) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
       w.pos = at;
+      this.#shared += shared;
       if (keys !== undefined) keys.bytes = buf;
     } catch (err) {
       w.pos = start;

@@ -9,7 +9,7 @@
  * named; version 1 objects still read.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, StoreCorruptedError, WriteBatch } from "taquba";
+import { Engine, MemoryStore, StoreCorruptedError, WriteBatch, withCounting } from "taquba";
 import { crc32 } from "../../runtime/engine/checksum.js";
 import { batchBound, decodeWal, EncodedKeys, WalBuilder } from "../../runtime/engine/wal-format.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
@@ -143,6 +143,8 @@ describe("WAL keys shared with the last key of their length", () => {
     }
     // Per key a tag, the two lengths and the bytes not shared.
     expect(w.byteLength - 36 - 200 - 1200 * 3).toBeLessThan(whole * 0.35);
+    // What the checkpoint trigger counts: the object with every key whole.
+    expect(w.byteLength + w.sharedKeyBytes).toBe(36 + 200 + 1200 * 3 + whole);
   });
 
   it("names a shared length that no key can give, and reads version 1 objects", () => {
@@ -213,5 +215,28 @@ describe("WAL keys shared with the last key of their length", () => {
     for (const [k, v] of reopened.scan()) state.set(k, dec(v));
     expect(state).toEqual(model);
     await reopened.close();
+  });
+
+  it("count toward the checkpoint trigger with every key whole, not as stored", async () => {
+    const store = withCounting(new MemoryStore());
+    const engine = await Engine.open(store, { checkpointWalObjects: 0, checkpointWalBytes: 0, onBackgroundError: () => {} });
+    store.reset();
+    const commits: Promise<void>[] = [];
+    let whole = 0;
+    for (let i = 0; i < 200; i++) {
+      const key = `u/workflow/history/workflow-steps/01M95M3SXNZDG5KKD0MS1MZ9M5/${String(i).padStart(10, "0")}`;
+      commits.push(engine.commit(new WriteBatch().delete(key)));
+      whole += key.length;
+    }
+    await Promise.all(commits);
+    const { walBytes, walBytesSinceCheckpoint } = engine.stats;
+    // Stored, the keys after the first take their last bytes only; counted, every key's bytes.
+    expect(store.counts.bytesIn).toBeLessThan(whole / 2);
+    expect(walBytesSinceCheckpoint).toBeGreaterThan(whole);
+    expect(walBytes).toBe(walBytesSinceCheckpoint);
+    // A checkpoint's cut covers what was counted: nothing is left due after it.
+    await engine.checkpoint();
+    expect(engine.stats.walBytesSinceCheckpoint).toBe(0);
+    await engine.close();
   });
 });
