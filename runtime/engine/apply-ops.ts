@@ -34,6 +34,9 @@ export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaM
     } else had = tree.delete(op.key);
     if (delta === undefined) continue;
     if (spans === undefined) delta.set(op.key, v, had === false);
-    else delta.setBytes(keys!.bytes, spans[2 * i]!, spans[2 * i + 1]!, v, had === false);
+    else {
+      const heads = keys!.heads;
+      delta.setJoined(keys!.bytes, heads[2 * i]!, heads[2 * i + 1]!, spans[2 * i]!, spans[2 * i + 1]!, v, had === false);
+    }
   }
 }

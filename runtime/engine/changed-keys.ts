@@ -260,6 +260,19 @@ export class ChangedKeys<V = ChangedValue> {
     return this.#put(this.#probe(at, len), value, wasAbsent);
   }
 
+  /**
+   * `setBytes` of the key whose UTF-8 bytes are `bytes[headFrom, headFrom +
+   * headLen)` followed by `bytes[from, from + len)`: a key the WAL wrote as
+   * the bytes it shares with an earlier key and the rest.
+   */
+  setJoined(bytes: Uint8Array, headFrom: number, headLen: number, from: number, len: number, value: V, wasAbsent = false): this {
+    if (this.#retired) throw usedAfterRetire();
+    const at = this.#used;
+    if (headLen === 0) this.#copyIn(bytes, from, len, at);
+    else this.#copyJoined(bytes, headFrom, headLen, from, len, at);
+    return this.#put(this.#probe(at, headLen + len), value, wasAbsent);
+  }
+
   /** Sets entry `e` (from `#probe`; -1: the probed key, a new entry) to `value`. */
   #put(e: number, value: V, wasAbsent: boolean): this {
     const n = this.#count;
@@ -428,6 +441,30 @@ export class ChangedKeys<V = ChangedValue> {
     }
     const bytes = this.#bytes;
     let h = this.#basis;
+    for (let i = 0; i < len; i++) {
+      const b = src[from + i]!;
+      bytes[at + i] = b;
+      h = hashStep(h, b);
+    }
+    this.#hash = mixed(h);
+  }
+
+  /** `#copyIn` of `src[headFrom, headFrom + headLen)` followed by `src[from, from + len)`. */
+  #copyJoined(src: Uint8Array, headFrom: number, headLen: number, from: number, len: number, at: number): void {
+    const total = headLen + len;
+    if (at + total > this.#bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.#bytes.length * 2, at + total));
+      this.#bytes.copy(grown, 0, 0, this.#used);
+      this.#bytes = grown;
+    }
+    const bytes = this.#bytes;
+    let h = this.#basis;
+    for (let i = 0; i < headLen; i++) {
+      const b = src[headFrom + i]!;
+      bytes[at + i] = b;
+      h = hashStep(h, b);
+    }
+    at += headLen;
     for (let i = 0; i < len; i++) {
       const b = src[from + i]!;
       bytes[at + i] = b;

@@ -66,7 +66,7 @@ export interface EngineOptions {
   memtableKeys?: number;
   /** Checkpoint automatically after this many WAL objects; 0 disables. Default: 1000. */
   checkpointWalObjects?: number;
-  /** Checkpoint automatically after this many WAL bytes; 0 disables. Default: 64 MiB. */
+  /** Checkpoint automatically after this many WAL bytes (counted with every key whole, however few the objects store); 0 disables. Default: 64 MiB. */
   checkpointWalBytes?: number;
   /**
    * How far the WAL may run ahead of checkpoints, as a multiple of
@@ -168,7 +168,7 @@ export interface EngineStats {
   epoch: number;
   /** WAL objects sealed since open; each is one put. */
   walPuts: number;
-  /** Bytes of those WAL objects. */
+  /** Bytes of those WAL objects, counted with every key whole as the checkpoint trigger counts them (the store holds fewer where keys share bytes). */
   walBytes: number;
   /** Non-empty commits those WAL objects carry. */
   walBatches: number;

@@ -22,8 +22,18 @@
  * it to tell a crash's in-flight gap (nothing past it was acknowledged) from
  * an object deleted out of the middle of the log (see recovery.ts). Writers
  * before this field wrote 0 there, and readers that predate it ignore it.
- * A batch is `varint opCount` then per op `u8 tag (0 put, 1 delete)`,
- * `varint keyLen, key UTF-8` and for a put `varint valueLen, value`.
+ * A batch is `varint opCount` then per op `u8 tag (0 put, 1 delete)`, the
+ * key, and for a put `varint valueLen, value`. A key is `varint keyLen`
+ * (its UTF-8 bytes), `varint shared`, then its last `keyLen - shared`
+ * bytes: its first `shared` bytes are those of its length's reference, the
+ * last key of that length earlier in the object that was written whole
+ * (shared 0), is all ASCII and is under 128 bytes. A key that shares
+ * nothing is written whole, and becomes its length's reference when it is
+ * of that kind. A queue's and a workflow's keys of one kind have one length
+ * and start alike (a family's prefix, then ids drawn in order), so a step's
+ * keys take about two fifths of their bytes. Format version 1 wrote
+ * `varint keyLen, key UTF-8`, with no shared length; this engine reads it
+ * still.
  *
  * Object stores write objects atomically, so a short or altered object is
  * never an interrupted write: it is corruption and is reported, never skipped.
@@ -32,7 +42,7 @@ import { crc32 } from "./checksum.js";
 import { isWellFormed } from "../store/keys.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { describeValue, errorText, isOptionBytes, quoteValue } from "../option-values.js";
-import { asBuffer, ByteReader, ByteWriter, DecodeError, putShortAscii, putVarint, readU64, varintBytes, writeU64 } from "./byte-io.js";
+import { asBuffer, ByteReader, ByteWriter, DecodeError, putVarint, readU64, varintBytes, writeU64 } from "./byte-io.js";
 import { UnsupportedFormatError } from "./format-error.js";
 import type { BatchOp } from "./write-batch.js";
 
@@ -49,7 +59,11 @@ export function walCorrupted(objectKey: string, detail: string): StoreCorruptedE
 }
 
 /** The WAL format this engine writes; it reads this and older. */
-export const WAL_FORMAT_VERSION = 1;
+export const WAL_FORMAT_VERSION = 2;
+/** The first version whose keys carry the bytes they share with an earlier key. */
+const SHARED_KEYS_VERSION = 2;
+/** Keys under this many bytes (and all ASCII) are references for the next key of their length. */
+const REFERENCE_KEY_BYTES = 0x80;
 const MAGIC = 0x4c575154; // "TQWL" read as little-endian u32
 const HEADER_BYTES = 32;
 const TRAILER_BYTES = 4;
@@ -91,7 +105,8 @@ const MAX_VARINT_BYTES = 8;
 
 /**
  * A bound on the bytes `WalBuilder.add` writes for `ops`: three bytes per
- * UTF-16 unit of a key and the longest varints. One pass of additions.
+ * UTF-16 unit of a key and the longest varints (a key's length and shared
+ * length take at most six bytes together). One pass of additions.
  */
 export function batchBound(ops: readonly BatchOp[]): number {
   let bound = MAX_VARINT_BYTES;
@@ -116,7 +131,8 @@ export function checkBatchSize(ops: readonly BatchOp[]): number {
   let size = varintBytes(ops.length);
   for (const op of ops) {
     const keyBytes = Buffer.byteLength(op.key, "utf8");
-    size += 1 + varintBytes(keyBytes) + keyBytes;
+    // A key's shared length (at most one byte) counted as if nothing were shared: a bound, like the rest.
+    size += 2 + varintBytes(keyBytes) + keyBytes;
     if (op.kind === "put") size += varintBytes(op.value.byteLength) + op.value.byteLength;
   }
   if (size <= limit) return size;
@@ -258,43 +274,129 @@ function shadowsAnAccessor(v: Uint8Array): boolean {
 /** Node's UTF-8 writer of a Buffer (not in Node's typings): one native call, no encoding name to look up. */
 const nodeUtf8Write = (Buffer.prototype as unknown as { utf8Write?: (this: Buffer, s: string, at: number, max: number) => number }).utf8Write;
 
-/** Writes `key` length-prefixed at `at` of `buf`, which has room for three bytes per unit and a varint; returns the position after it. */
-function putKey(buf: Buffer, at: number, key: string): number {
-  // Under 128 units (every key the queue and workflows write) in one native call after a one-byte length,
-  // moved one byte on in the rare case its UTF-8 bytes need a second. Only where the buffer holds the longest
-  // encoding: the native write stops silently at its end, and a key cut short must throw (below) instead.
+/**
+ * Where the reference keys of one WAL object being written lie (see the
+ * module documentation): for each length under 128, the start of the bytes
+ * of the last key of that length written whole, or -1. They lie in the
+ * object's buffer, where the new key is compared with them.
+ */
+class KeyReferences {
+  readonly at = new Int32Array(REFERENCE_KEY_BYTES).fill(-1);
+  /** Forgets every reference. */
+  clear(): void {
+    this.at.fill(-1);
+  }
+}
+
+/**
+ * Writes `key` at `at` of `buf` (length, shared length, the bytes not
+ * shared; see the module documentation), which has room for three bytes per
+ * unit and a varint. A key that shares nothing with its length's reference
+ * is written whole and becomes the reference. Returns the position after
+ * the key.
+ */
+function putKey(buf: Buffer, at: number, key: string, refs: KeyReferences): number {
+  // Under 128 units (every key the queue and workflows write) in one native call after the two lengths, only
+  // where the buffer holds the longest encoding: the native write stops silently at its end, and a key cut
+  // short must throw (below) instead.
   const max = 3 * key.length;
-  if (key.length < 0x80 && at + 2 + max <= buf.length && nodeUtf8Write !== undefined) {
-    const n = nodeUtf8Write.call(buf, key, at + 1, max);
+  if (key.length < REFERENCE_KEY_BYTES && at + 3 + max <= buf.length && nodeUtf8Write !== undefined) {
+    const from = at + 2;
+    const n = nodeUtf8Write.call(buf, key, from, max);
+    if (n === key.length) {
+      // All ASCII: drop the bytes it starts with in common with its length's reference, or become the reference.
+      const ref = refs.at[n]!;
+      let shared = 0;
+      if (ref >= 0) while (shared < n && buf[from + shared] === buf[ref + shared]) shared++;
+      buf[at] = n;
+      if (shared === 0) {
+        refs.at[n] = from;
+        buf[at + 1] = 0;
+        return from + n;
+      }
+      buf[at + 1] = shared;
+      for (let i = shared; i < n; i++) buf[from + i - shared] = buf[from + i]!;
+      return from + n - shared;
+    }
+    // Not ASCII: whole, after a one-byte length, or moved one byte on when its bytes need a second.
     if (n < 0x80) {
       buf[at] = n;
-      return at + 1 + n;
+      buf[at + 1] = 0;
+      return from + n;
     }
-    buf.copyWithin(at + 2, at + 1, at + 1 + n);
-    return putVarint(buf, at, n) + n;
+    buf.copyWithin(at + 3, from, from + n);
+    at = putVarint(buf, at, n);
+    buf[at] = 0;
+    return at + 1 + n;
   }
-  const end = putShortAscii(buf, at, key);
-  if (end >= 0) return end;
+  // Long or past the buffer: whole, sharing nothing. A short ASCII key byte by byte (a byte past the buffer is
+  // dropped, and the batch's check of its room throws), and its length's reference: the reader cannot tell
+  // which way it was written.
+  const len = key.length;
+  if (len < REFERENCE_KEY_BYTES) {
+    let j = at + 2;
+    let i = 0;
+    for (; i < len; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[j++] = c;
+    }
+    if (i === len) {
+      buf[at] = len;
+      buf[at + 1] = 0;
+      refs.at[len] = at + 2;
+      return j;
+    }
+  }
   const n = Buffer.byteLength(key, "utf8");
   at = putVarint(buf, at, n);
+  buf[at++] = 0;
   return at + buf.write(key, at, n, "utf8");
+}
+
+/**
+ * Reads a key `putKey` wrote (`shares`: the object's format has shared
+ * lengths), updating `refs` as `putKey` did. A shared length with no key to
+ * share it with is damage (a `DecodeError`).
+ */
+function readKey(r: ByteReader, refs: (string | undefined)[], shares: boolean): string {
+  if (!shares) return r.str();
+  const n = r.varint();
+  const shared = r.varint();
+  if (shared > n) throw new DecodeError(`a key of ${n} bytes claims to share ${shared} bytes`);
+  const from = r.pos;
+  r.skip(n - shared);
+  let key: string;
+  if (shared === 0) key = r.buf.toString("utf8", from, from + n);
+  else {
+    const ref = n < REFERENCE_KEY_BYTES ? refs[n] : undefined;
+    if (ref === undefined) throw new DecodeError(`a key of ${n} bytes shares ${shared} bytes, but no key of that length came before it`);
+    key = ref.slice(0, shared) + r.buf.toString("utf8", from, from + n - shared);
+  }
+  // A key is its length's reference when written whole, all ASCII (as many units as bytes) and short, as `putKey` decides.
+  if (shared === 0 && n < REFERENCE_KEY_BYTES && key.length === n) refs[n] = key;
+  return key;
 }
 
 const NO_BYTES = new Uint8Array(0);
 
 /**
  * Where `WalBuilder.add` wrote the keys of the batch it added last: op i's
- * key is the UTF-8 bytes `bytes[spans[2i], spans[2i] + spans[2i + 1])`. The
- * commit hands them to the changed-keys map, which copies them instead of
- * encoding each key a second time. One per engine, written over by each
- * add; read in the same turn as the add, while the object's buffer still
- * holds them (it is reused only once the object is stored).
+ * key is the UTF-8 bytes `bytes[heads[2i], heads[2i] + heads[2i + 1])` (the
+ * bytes it shares with its reference, usually none) followed by
+ * `bytes[spans[2i], spans[2i] + spans[2i + 1])`. The commit hands them to
+ * the changed-keys map, which copies them instead of encoding each key a
+ * second time. One per engine, written over by each add; read in the same
+ * turn as the add, while the object's buffer still holds them (it is reused
+ * only once the object is stored).
  */
 export class EncodedKeys {
   /** The buffer the batch was encoded into (empty once released). */
   bytes: Uint8Array = NO_BYTES;
-  /** Start and length of each op's key bytes, in op order. */
+  /** Start and length of each op's key bytes written in its place, in op order. */
   spans = new Int32Array(32);
+  /** Start and length of each op's key bytes shared with its reference (length 0: the key is whole in `spans`). */
+  heads = new Int32Array(32);
 
   /** Lets go of the buffer once the keys are read: an idle engine must not hold a WAL object's buffer the writer dropped. */
   release(): void {
@@ -307,21 +409,29 @@ export class EncodedKeys {
     let n = this.spans.length;
     while (n < 2 * ops) n *= 2;
     this.spans = new Int32Array(n);
+    this.heads = new Int32Array(n);
   }
 }
 
-/** Records op `i`'s key, written length-prefixed from `at` to `end` of `buf`, in `spans` (the prefix is a varint: one byte below 128). */
-function keySpan(spans: Int32Array, i: number, buf: Uint8Array, at: number, end: number): void {
+/** Records op `i`'s key, written by `putKey` from `at` to `end` of `buf` (its length a varint, one byte below 128, then its shared length), in `keys`. */
+function keySpan(keys: EncodedKeys, i: number, buf: Uint8Array, at: number, end: number, refs: KeyReferences): void {
   let from = at + 1;
   while (buf[from - 1]! >= 0x80) from++;
-  spans[2 * i] = from;
-  spans[2 * i + 1] = end - from;
+  const shared = buf[from]!;
+  keys.spans[2 * i] = from + 1;
+  keys.spans[2 * i + 1] = end - from - 1;
+  // A key that shares bytes has a one-byte length, and its reference is still its length's.
+  keys.heads[2 * i] = shared === 0 ? 0 : refs.at[buf[at]!]!;
+  keys.heads[2 * i + 1] = shared;
 }
 
 /** Accumulates batches for one WAL object; each batch is encoded once, when added. */
 export class WalBuilder {
   readonly #w: ByteWriter;
   #batches = 0;
+  /** The reference key of each length under 128 bytes (see `putKey`): the decoder keeps the same, reading in order. */
+  readonly #refs = new KeyReferences();
+  #shared = 0;
 
   /** `reuse`: the writer of an earlier builder whose object is stored and no longer read (written over from the start). */
   constructor(initialCapacity = 4096, reuse?: ByteWriter) {
@@ -342,6 +452,11 @@ export class WalBuilder {
     return this.#w.pos + TRAILER_BYTES;
   }
 
+  /** Key bytes left out of the object because they were shared with a reference: `byteLength` plus these is its size with every key whole. */
+  get sharedKeyBytes(): number {
+    return this.#shared;
+  }
+
   /**
    * Encodes a batch, whole or not at all: an encoding that throws part way
    * (a buffer that cannot grow so far) leaves the object as it was, so the
@@ -357,15 +472,18 @@ export class WalBuilder {
       w.ensure(room);
       const buf = w.buffer;
       keys?.reserve(ops.length);
-      const spans = keys?.spans;
+      const refs = this.#refs;
+      let shared = 0;
       let at = putVarint(buf, start, ops.length);
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i]!;
         if (op.kind === "put") {
           buf[at++] = TAG_PUT;
           const keyAt = at;
-          at = putKey(buf, at, op.key);
-          if (spans !== undefined) keySpan(spans, i, buf, keyAt, at);
+          at = putKey(buf, at, op.key, refs);
+          // A one-byte length is followed by the shared length (a longer one shares nothing).
+          if (buf[keyAt]! < 0x80) shared += buf[keyAt + 1]!;
+          if (keys !== undefined) keySpan(keys, i, buf, keyAt, at, refs);
           const v = op.value;
           const n = v.byteLength;
           at = putVarint(buf, at, n);
@@ -377,16 +495,22 @@ export class WalBuilder {
         } else {
           buf[at++] = TAG_DELETE;
           const keyAt = at;
-          at = putKey(buf, at, op.key);
-          if (spans !== undefined) keySpan(spans, i, buf, keyAt, at);
+          at = putKey(buf, at, op.key, refs);
+          if (buf[keyAt]! < 0x80) shared += buf[keyAt + 1]!;
+          if (keys !== undefined) keySpan(keys, i, buf, keyAt, at, refs);
         }
       }
       // A byte written past the room is dropped (or lands in the next batch's room) without an error: a room too small must not pass unseen.
       if (at > start + room) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
       w.pos = at;
+      this.#shared += shared;
       if (keys !== undefined) keys.bytes = buf;
     } catch (err) {
       w.pos = start;
+      // The batch's keys may have become references though none of them stays in the object: a later key must
+      // not name one. Keys written from here on share nothing until they are references again (the decoder's
+      // older references are then unused, never wrong).
+      this.#refs.clear();
       throw err;
     }
     this.#batches++;
@@ -464,12 +588,14 @@ export function decodeWal(objectKey: string, bytes: Uint8Array, expectedSeq: num
     }
     if (kind !== KIND_BATCHES) throw new DecodeError(`unknown WAL object kind ${kind}`);
     const batches: BatchOp[][] = [];
+    const shares = version >= SHARED_KEYS_VERSION;
+    const refs = new Array<string | undefined>(REFERENCE_KEY_BYTES);
     for (let b = 0; b < count; b++) {
       const n = r.varint();
       const ops: BatchOp[] = [];
       for (let i = 0; i < n; i++) {
         const tag = r.u8();
-        const key = r.str();
+        const key = readKey(r, refs, shares);
         if (tag === TAG_PUT) ops.push({ kind: "put", key, value: r.blob() });
         else if (tag === TAG_DELETE) ops.push({ kind: "delete", key });
         else throw new DecodeError(`unknown op tag ${tag}`);

@@ -134,12 +134,15 @@ interface Sealed {
   waiters: Waiter[];
   /** How many commits it holds. */
   batches: number;
+  /** Its bytes with every key whole (`WalBuilder.wholeBytes`): what the checkpoint trigger counts. */
+  wholeBytes: number;
   landed: boolean;
 }
 
 /** Statistics for benchmarks and checkpoint triggers. */
 export interface WalStats {
   objects: number;
+  /** Bytes of the objects sealed, counted with every key whole (what the checkpoint trigger counts). */
   bytes: number;
   batches: number;
 }
@@ -305,13 +308,15 @@ export class WalWriter {
     // Never written over before its put settled (then only when `#reuse`).
     lendBody(bytes);
     this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(MIN_FIRST_BUFFER, bytes.length + (bytes.length >> 2)));
-    const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, batches: open.batchCount, landed: false };
+    const wholeBytes = bytes.length + open.sharedKeyBytes;
+    const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, batches: open.batchCount, wholeBytes, landed: false };
     this.#batchesNotStored += open.batchCount;
     this.#openWaiters = [];
     this.#lastGroupSize = 0;
     this.#sealed.push(sealed);
     this.stats.objects++;
-    this.stats.bytes += bytes.length;
+    // With every key whole, as the landings are counted: a checkpoint's cut takes its cover from here.
+    this.stats.bytes += wholeBytes;
     this.stats.batches += open.batchCount;
     this.#pump();
     return seq;
@@ -439,7 +444,9 @@ export class WalWriter {
     const took = performance.now() - sentAt;
     this.#gatherBound.notePut(took);
     this.#slowPuts = this.#groupsAfterSlowPuts && took >= releaseTuning.slowPutMs;
-    this.#onLanded(s.seq, s.bytes.length);
+    // Counted with its keys whole: the state the checkpoint pages out grows with the commits, not with how well
+    // their keys shared bytes, and a trigger on the stored bytes let a 1M fill's memory between checkpoints grow.
+    this.#onLanded(s.seq, s.wholeBytes);
     // Release durability strictly in sequence order.
     let released = false;
     let durableCommits = 0;

@@ -29,7 +29,7 @@ async function outcome(call: () => Promise<void>): Promise<unknown> {
   );
 }
 
-/** One put of `key` with `n` bytes, whose encoding takes 4 + key + varint(n) + n bytes. */
+/** One put of `key` with `n` bytes, whose encoding takes 5 + key + varint(n) + n bytes. */
 const put = (key: string, n: number) => new WriteBatch().put(key, new Uint8Array(n).fill(7));
 
 describe("Engine.commit size limit", () => {
@@ -38,18 +38,18 @@ describe("Engine.commit size limit", () => {
     const engine = await Engine.open(store);
     await engine.commit(put("before", 10));
     const walPuts = engine.stats.walPuts;
-    // "k" and 100 bytes: 1 (op count) + 1 (tag) + 1 (key length) + 1 (key) + 1 (value length) + 100 = 105.
-    batchSizeLimit.maxBytes = 104;
+    // "k" and 100 bytes: 1 (op count) + 1 (tag) + 1 (key length) + 1 (shared length) + 1 (key) + 1 (value length) + 100 = 106.
+    batchSizeLimit.maxBytes = 105;
     const err = await outcome(() => engine.commit(put("k", 100)));
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toContain("105 bytes");
-    expect((err as Error).message).toContain("limit of 104 bytes");
+    expect((err as Error).message).toContain("106 bytes");
+    expect((err as Error).message).toContain("limit of 105 bytes");
     expect((err as Error).message).toMatch(/Split it into smaller batches/);
     expect(engine.get("k")).toBeUndefined();
     await engine.flush();
     expect(engine.stats.walPuts).toBe(walPuts);
     // Exactly at the limit is accepted.
-    batchSizeLimit.maxBytes = 105;
+    batchSizeLimit.maxBytes = 106;
     await engine.commit(put("k", 100));
     expect(engine.get("k")?.byteLength).toBe(100);
     await engine.close();
@@ -64,16 +64,16 @@ describe("Engine.commit size limit", () => {
     // Ten ASCII keys of 20 units: the bound counts 60 bytes each, the encoding 20.
     const batch = new WriteBatch();
     for (let i = 0; i < 10; i++) batch.put(`${i}`.padStart(20, "k"), new Uint8Array(1));
-    // 1 + 10 * (1 + 1 + 20 + 1 + 1) = 241.
-    batchSizeLimit.maxBytes = 241;
+    // 1 + 10 * (1 + 1 + 1 + 20 + 1 + 1) = 251 (a shared length per key, counted as if none were shared).
+    batchSizeLimit.maxBytes = 251;
     await engine.commit(batch);
-    batchSizeLimit.maxBytes = 240;
+    batchSizeLimit.maxBytes = 250;
     const err = await outcome(() => engine.commit(batch));
     expect(err).toBeInstanceOf(ValidationError);
-    expect((err as Error).message).toContain("241 bytes");
+    expect((err as Error).message).toContain("251 bytes");
     // Three bytes per unit: "é" is two.
     const wide = new WriteBatch().put("é".repeat(50), new Uint8Array(0));
-    batchSizeLimit.maxBytes = 1 + 1 + 1 + 100 + 1;
+    batchSizeLimit.maxBytes = 1 + 1 + 1 + 1 + 100 + 1;
     await engine.commit(wide);
     await engine.close();
   });
