@@ -117,7 +117,7 @@ describe("decodeJob reading job records directly", () => {
         // A count that is no whole number (a float, NaN or an infinity num gives), or a requeue count below 0 or past exact integers, is a damaged record, refused.
         if (!Number.isInteger(general.attempts) || !Number.isInteger(general.maxAttempts)) {
           expect(() => decodeJob("j/x", b), `record ${i} of seed ${r.seed}`).toThrow(/attempt count or limit is not a whole number/);
-        } else if (general.requeues !== undefined && !(Number.isSafeInteger(general.requeues) && general.requeues >= 0)) {
+        } else if (general.requeues !== undefined && !(Number.isSafeInteger(general.requeues) && (general.requeues as number) >= 0)) {
           expect(() => decodeJob("j/x", b), `record ${i} of seed ${r.seed}`).toThrow(/its requeue count is not a whole number from 0 up/);
         } else expectSameRecord(decodeJob("j/x", b), general, `record ${i} of seed ${r.seed}`);
       }
