@@ -8,6 +8,9 @@
  * engine's own reads by family: `Engine.get` (the value copied out of the
  * memtable's packed form) and `Engine.valueToken` (a token, nothing copied).
  *
+ * `STACKS=<family>` (say `STACKS="get j/<id>"`) prints who makes the calls
+ * of that family: the runtime's frames of each call's stack, by count.
+ *
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-key-ops.ts <checkout>`.
  */
@@ -26,6 +29,18 @@ const T = await loadCheckout<Taquba>(dir);
 const E = await loadCheckout<EngineModule>(dir, "dist/runtime/engine/engine.js");
 
 const counts = new Map<string, number>();
+const stacks = new Map<string, number>();
+const stackFamily = process.env.STACKS;
+if (stackFamily !== undefined) Error.stackTraceLimit = 40;
+// The runtime's frames of a stack (source-mapped), innermost first, the engine's own left out.
+const callers = (stack: string) =>
+  stack
+    .split("\n")
+    .slice(1)
+    .filter((l) => /\/runtime\/(?!engine\/)/.test(l))
+    .slice(0, 4)
+    .map((l) => l.replace(/^\s*at /, "").replace(/\(\S*\/runtime\//, "("))
+    .join(" < ");
 let on = false;
 const family = (k: string) =>
   k
@@ -40,6 +55,10 @@ for (const m of ["get", "has", "set", "delete"]) {
     if (on) {
       const f = `${m} ${family(key)}`;
       counts.set(f, (counts.get(f) ?? 0) + 1);
+      if (f === stackFamily) {
+        const at = callers(new Error().stack ?? "");
+        stacks.set(at, (stacks.get(at) ?? 0) + 1);
+      }
     }
     return orig.call(this, key, ...rest);
   };
@@ -76,3 +95,6 @@ for (const [k, v] of [...reads].sort((a, b) => b[1] - a[1])) {
   if (v / steps >= 0.01) console.log(`${(v / steps).toFixed(3).padStart(7)} ${k}`);
 }
 console.log(`${(copies / steps).toFixed(2)} engine reads that copy a value out per step`);
+for (const [k, v] of [...stacks].sort((a, b) => b[1] - a[1])) {
+  if (v / steps >= 0.005) console.log(`${(v / steps).toFixed(3).padStart(7)} ${k}`);
+}
