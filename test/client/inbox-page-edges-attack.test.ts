@@ -4,13 +4,17 @@
  * pass listing on after the last name and stopping at the first short
  * page; and a store whose listing fails between two pages: the pass
  * rejects with the store's failure, the first page stays applied, and the
- * next pass applies the rest once, none skipped nor answered twice.
+ * next pass applies the rest once, none skipped nor answered twice; and
+ * an owner SIGKILLed near the end of its first page of one page and one more
+ * schedule triggers, whose successor applies every one once.
  */
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type ClientInbox,
   type ListedObject,
   type ListOptions,
+  LocalStore,
   MemoryStore,
   MockClock,
   NoopTerminalHook,
@@ -23,8 +27,15 @@ import {
 import { KEEP_NAME, requestIds } from "../../runtime/client/inbox-layout.js";
 import { INBOX_LIST_PAGE } from "../../runtime/client/inbox-server.js";
 import { decodeAnswer, encodeRequest } from "../../runtime/client/request-codec.js";
+import { startScript } from "../support/child-script.js";
 import { ForwardingStore } from "../support/forwarding-store.js";
-import { appRunner, STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
+import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+import { until } from "../support/until.js";
+import { appRunner, openOwner, STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
+
+const OWNER = fileURLToPath(new URL("./fixtures/owner-process.ts", import.meta.url));
+const tempDir = useTempDirs("taquba-inbox-page-edges-");
 
 const requests = `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`;
 const answers = `${STORE_NAME}/inbox/${STEP_QUEUE}/answers/`;
@@ -136,4 +147,60 @@ describe("the client inbox's pages at their edges", () => {
       for (const id of answered) expect(decodeAnswer((await store.get(`${answers}${id}`))!.body), id).toMatchObject({ ok: true, value: "buffered" });
     }, 120_000);
   }
+
+  // A child owner over a directory store and then an owner in this process: tens of seconds at load 40.
+  it(
+    "an owner SIGKILLed near the end of its first page of one page and one more triggers leaves its successor each to apply once",
+    { timeout: loadLimitTimeout(120_000) },
+    () =>
+      withinLoadLimit(120_000, async () => {
+        const dir = await tempDir();
+        const store = new LocalStore(dir);
+        const schedules = ["s0", "s1", "s2", "s3"];
+        const setup = await openOwner(store, { flushIntervalMs: 0 });
+        // Once a year: no tick falls in the test.
+        for (const id of schedules) await setup.runtime.schedules.upsert({ id, cron: "0 0 1 1 *", run: { input: new TextEncoder().encode("{}") } });
+        await setup.stop();
+        const n = INBOX_LIST_PAGE + 1;
+        const ids = requestIds();
+        const written: string[] = [];
+        const start = Date.now() - 60_000;
+        for (let i = 0; i < n; i++) {
+          // Each at its own millisecond: a trigger's run is named by its request's time.
+          const id = ids(start + i);
+          written.push(id);
+          await store.put(`${requests}${id}`, encodeRequest({ op: "schedule", action: "trigger", scheduleId: schedules[i % schedules.length]! }));
+        }
+        const child = startScript(OWNER, [pathToFileURL(dir).href, "50"]);
+        await child.waitFor((l) => l.includes("ready"));
+        // Killed near its first page's end (where exactly depends on the load): the last of it answered or not, the next page listed or not.
+        await until(
+          "the first owner answered nine tenths of its first page",
+          async () => (await names(store, answers)).length >= INBOX_LIST_PAGE - 100,
+          100_000,
+        );
+        expect((await child.kill()).signal).toBe("SIGKILL");
+
+        const next = await openOwner(store, { listIntervalMs: 3_600_000 });
+        closers.push(() => next.stop());
+        while ((await names(store, requests)).length > 0) await next.inbox.drain();
+        expect(await names(store, answers)).toEqual(written);
+        const runIds: string[] = [];
+        for (const id of written) {
+          const answer = decodeAnswer((await store.get(`${answers}${id}`))!.body);
+          expect(answer, id).toMatchObject({ ok: true, value: { newlySubmitted: true } });
+          runIds.push((answer as { value: { runId: string } }).value.runId);
+        }
+        // One run per request: a request applied twice would have started a second.
+        expect(new Set(runIds).size).toBe(n);
+        const runs: string[] = [];
+        for (let cursor: string | undefined; ; ) {
+          const page = await next.runtime.view().listRuns({ limit: 500, ...(cursor === undefined ? {} : { cursor }) });
+          runs.push(...page.runs.map((r) => r.runId));
+          if (page.nextCursor === undefined) break;
+          cursor = page.nextCursor;
+        }
+        expect(runs.sort()).toEqual([...runIds].sort());
+      }),
+  );
 });
