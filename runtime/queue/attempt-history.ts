@@ -24,21 +24,35 @@ export const JOB_ATTEMPT_HISTORY_LIMIT = 32;
  */
 export function boundedHistory(list: readonly JobAttempt[]): readonly JobAttempt[] {
   const cut = list.length - JOB_ATTEMPT_HISTORY_LIMIT;
-  if (cut <= 0) return list;
+  const first: unknown = list[0];
+  if (cut <= 0) return hasDamagedCount(first) ? [withoutCount(first), ...list.slice(1)] : list;
   // Only the first entry carries a count; a count on a later one (a damaged record) is not added.
-  const before = countOf(list[0]!);
+  // Held at the greatest exact integer: past it the next trim would take the count as damaged and start again from 0.
+  const count = Math.min(countOf(first) + cut, Number.MAX_SAFE_INTEGER);
   const kept = list.slice(cut);
-  kept[0] = { ...kept[0]!, earlierDropped: before + cut };
+  kept[0] = { ...kept[0]!, earlierDropped: count };
   return kept;
 }
 
 /** How many entries before `first` (the oldest kept) the history dropped. */
 export function droppedBefore(list: readonly JobAttempt[]): number {
-  return list.length === 0 ? 0 : countOf(list[0]!);
+  return list.length === 0 ? 0 : countOf(list[0]);
 }
 
-function countOf(first: JobAttempt): number {
-  const n = first.earlierDropped;
-  // A store's bytes: anything but a count is taken as none rather than carried into the next trim.
+function countOf(first: unknown): number {
+  // A store's bytes: the entry may be no object at all (null, a number), and the count anything.
+  if (first === null || typeof first !== "object") return 0;
+  const n = (first as JobAttempt).earlierDropped;
+  // Anything but a count is taken as none rather than carried into the next trim.
   return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
+/** Whether `first` is an entry holding a count that is none (text, NaN, below 1): written again without it. */
+function hasDamagedCount(first: unknown): first is JobAttempt {
+  return first !== null && typeof first === "object" && Object.hasOwn(first, "earlierDropped") && countOf(first) === 0;
+}
+
+function withoutCount(first: JobAttempt): JobAttempt {
+  const { earlierDropped: _damaged, ...rest } = first;
+  return rest;
 }
