@@ -263,9 +263,24 @@ export function openWindowHolder(src: Pick<Txn, "get">, queue: string, key: stri
 /** Appends `entry` to the attempt history of job `id`, which keeps its latest entries (see attempt-history.ts). */
 export function appendHistory(txn: Txn, id: string, entry: JobAttempt): void {
   const key = K.historyKey(id);
-  const list = decodeHistory(key, txn.get(key));
+  const list = historyOrFresh(key, txn.get(key));
   list.push(entry);
   txn.put(key, ownedBytes(encodeHistory(boundedHistory(list))));
+}
+
+/**
+ * The stored attempt history at `key`, or none when it cannot be read: the
+ * history only tells of past attempts, and a damaged one must not stop the
+ * job's own settlement (every nack and dead letter would throw, leaving
+ * the job claimed for ever). It starts afresh with the entry being added.
+ */
+function historyOrFresh(key: string, bytes: Uint8Array | undefined): JobAttempt[] {
+  try {
+    return decodeHistory(key, bytes);
+  } catch (e) {
+    if (e instanceof StoreCorruptedError) return [];
+    throw e;
+  }
 }
 
 /** Records how the current claim of `r` ended, in its attempt history. */

@@ -214,7 +214,19 @@ export class StoreView implements QueueView {
   async attemptHistory(jobId: string): Promise<JobAttempt[]> {
     validateJobId(jobId);
     const key = K.historyKey(jobId);
-    return decodeHistory(key, this.src.get(key));
+    try {
+      return decodeHistory(key, this.src.get(key));
+    } catch (e) {
+      // Named as the user knows it: the job's history, not its key.
+      if (e instanceof StoreCorruptedError) {
+        throw new StoreCorruptedError(
+          `attempt history of job ${jobId}`,
+          e.detail,
+          "its next ended attempt starts the history afresh; nothing else of the job is affected",
+        );
+      }
+      throw e;
+    }
   }
 
   async kvGet(key: string): Promise<Uint8Array | null> {
