@@ -295,6 +295,26 @@ export class SettlementEffects {
  * effects only (a wake, a dead job's requeue, `kvCompareAndApply`). `what`
  * names the operation as the caller knows it ("a wake").
  */
+/**
+ * Why `effects`, as a caller passed it to a settlement, is refused: neither
+ * absent nor a `SettlementEffects` (a number, null, an object lacking its
+ * lists). Undefined when it may be applied. Checked at the call, since the
+ * settlement reads its lists only once it is built.
+ */
+export function effectsRefusal(effects: unknown): ValidationError | undefined {
+  if (effects === undefined) return undefined;
+  if (typeof effects === "object" && effects !== null) {
+    try {
+      if (effects instanceof SettlementEffects) return undefined;
+      const { kvOps, enqueues } = effects as { kvOps?: unknown; enqueues?: unknown };
+      if (Array.isArray(kvOps) && Array.isArray(enqueues)) return undefined;
+    } catch {
+      // A getter that throws or a revoked Proxy: refused below like any other.
+    }
+  }
+  return new ValidationError(`a settlement's effects must be a SettlementEffects (new SettlementEffects()), got ${describeValue(effects)}`);
+}
+
 export function requireKvOnly(effects: SettlementEffects | undefined, what: string): void {
   if (effects !== undefined && effects.enqueues.length > 0) {
     throw new ValidationError(`${what} commits caller KV effects only, not enqueues; enqueue follow-up jobs with enqueueWithEffects or a settlement`);

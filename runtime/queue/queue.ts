@@ -27,7 +27,7 @@ import * as cw from "./cancel-wake.js";
 import * as cs from "./claim-settle.js";
 import { waitForCompletion } from "./completion.js";
 import { QueueConfigs, type DeadLetteredEvent, type OpenOptions } from "./config.js";
-import type { SettlementEffects } from "./effects.js";
+import { effectsRefusal, type SettlementEffects } from "./effects.js";
 import * as eq from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import type { KvExpectation } from "./kv-ops.js";
@@ -345,6 +345,8 @@ export class Queue {
 
   /** Acknowledges success: the job is deleted (or kept as done with retention); effects apply. `ClaimLostError` if the claim ended. */
   ack(job: ClaimedJob, effects?: SettlementEffects): Promise<EnqueueOutcome[]> {
+    const refused = effectsRefusal(effects);
+    if (refused !== undefined) return Promise.reject(refused);
     return cs.ack(this.#core, job, effects);
   }
 
@@ -362,6 +364,8 @@ export class Queue {
    * `false`, is refused with `ValidationError` and nothing is settled.
    */
   ackClaimingNext(job: ClaimedJob, effects: SettlementEffects, claimNext: ClaimNext): Promise<AckedClaimingNext> {
+    const refused = effectsRefusal(effects);
+    if (refused !== undefined) return Promise.reject(refused);
     return cs.ackClaimingNext(this.#core, job, effects, claimNext);
   }
 
@@ -391,14 +395,14 @@ export class Queue {
    * goes dead.
    */
   nack(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: NackOptions): Promise<NackOutcome> {
-    const refused = settleOptionsRefusal(opts, false);
+    const refused = effectsRefusal(effects) ?? settleOptionsRefusal(opts, false);
     if (refused !== undefined) return Promise.reject(refused);
     return cs.nack(this.#core, job, error, effects, opts);
   }
 
   /** Dead-letters the job now, whatever its attempt count; effects apply. */
   deadLetter(job: ClaimedJob, error: string, effects?: SettlementEffects, opts?: DeadLetterOptions): Promise<EnqueueOutcome[]> {
-    const refused = settleOptionsRefusal(opts, true);
+    const refused = effectsRefusal(effects) ?? settleOptionsRefusal(opts, true);
     if (refused !== undefined) return Promise.reject(refused);
     return cs.deadLetter(this.#core, job, error, effects, opts);
   }
@@ -418,6 +422,8 @@ export class Queue {
    * unknown: `"not_found"`.
    */
   cancelJob(jobId: string, effects?: SettlementEffects): Promise<CancelOutcome> {
+    const refused = effectsRefusal(effects);
+    if (refused !== undefined) return Promise.reject(refused);
     return cw.cancelJob(this.#core, jobId, effects);
   }
 
@@ -429,6 +435,8 @@ export class Queue {
    */
   async wakeScheduled(queueName: string, jobId: string, attached?: Uint8Array, effects?: SettlementEffects): Promise<boolean> {
     validateQueueName(queueName);
+    const refused = effectsRefusal(effects);
+    if (refused !== undefined) throw refused;
     return (await cw.wake(this.#core, jobId, attached, queueName, effects)) === "woken";
   }
 
@@ -443,6 +451,8 @@ export class Queue {
    * commit with the requeue, and only with it.
    */
   requeueDead(jobId: string, effects?: SettlementEffects): Promise<boolean> {
+    const refused = effectsRefusal(effects);
+    if (refused !== undefined) return Promise.reject(refused);
     return cw.requeueDead(this.#core, jobId, effects);
   }
 
