@@ -15,6 +15,7 @@ import { textBytes } from "./record-pack.js";
 import {
   boundLastError,
   dropOrphanClaimedEntry,
+  indexKey,
   readJob,
   recordAttempt,
   releaseDebounce,
@@ -61,6 +62,32 @@ export function readIndexedJob(txn: Txn, id: string, queue: string): JobRecord |
   if (r !== undefined && r.queue !== queue)
     return new DamagedRecord(id, `a job record of queue ${JSON.stringify(r.queue)}, found among the jobs of queue "${queue}"`);
   return r;
+}
+
+/**
+ * `r`, or a `DamagedRecord` when the index entry its state and queue name
+ * is missing (a record naming another queue than the one that files it):
+ * acted on as it reads, it would move the stats of a queue that never
+ * counted it and leave its own queue's entry behind.
+ */
+export function filedOrDamaged(src: Pick<ReadSource, "get" | "has">, r: JobRecord): JobRecord | DamagedRecord {
+  const entry = indexKey(r);
+  if (entry === undefined || (src.has === undefined ? src.get(entry) !== undefined : src.has(entry))) return r;
+  return new DamagedRecord(r.id, `a ${r.state} job record of queue ${JSON.stringify(r.queue)}, not among that queue's ${r.state} jobs`);
+}
+
+/**
+ * Drops in `txn` the pending entry of `queue` (one of its first `scanned`)
+ * naming job `id`, whose record is gone; its stats no longer count it.
+ * Skipped instead, enough of them at the head of a queue stopped every
+ * claim. Whether there was one.
+ */
+export function dropDanglingPending(txn: Txn, src: ReadSource, queue: string, id: string, scanned: number): boolean {
+  const entry = pendingEntryOf(src, queue, id, scanned);
+  if (entry === undefined || !txn.has(entry)) return false;
+  txn.delete(entry);
+  txn.move(queue, "pending", null);
+  return true;
 }
 
 /**

@@ -15,11 +15,11 @@ import { waitInBackground, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
-import { DamagedRecord, readIndexedJob, readOrDamaged, setAsideClaimed, setAsideScheduled, sweepDamagedRetained } from "./damaged-record.js";
+import { DamagedRecord, filedOrDamaged, readIndexedJob, readOrDamaged, setAsideClaimed, setAsideScheduled, sweepDamagedRetained } from "./damaged-record.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
 import { copyJob, decodeSuperseded, type JobRecord } from "./record.js";
-import { deleteJob, dropOrphanClaimedEntry, indexKey, killJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
+import { deleteJob, dropOrphanClaimedEntry, killJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
 
@@ -260,17 +260,10 @@ export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferP
   return total;
 }
 
-/**
- * `r`, or a `DamagedRecord` when it is a done or dead record due at `dueAt`
- * that its index does not file (a record naming another queue than its
- * own): deleted as it reads, it would move the stats of a queue it never
- * counted in.
- */
+/** `r`, or a `DamagedRecord` when it is a done or dead record due at `dueAt` that its index does not file (see `filedOrDamaged`). */
 function filedAsRetained(txn: Txn, r: JobRecord, dueAt: number): JobRecord | DamagedRecord {
   if (r.retainUntil !== dueAt || (r.state !== "done" && r.state !== "dead")) return r;
-  const entry = indexKey(r);
-  if (entry === undefined || txn.has(entry)) return r;
-  return new DamagedRecord(r.id, `a ${r.state} job record of queue ${JSON.stringify(r.queue)}, not among that queue's ${r.state} jobs`);
+  return filedOrDamaged(txn, r);
 }
 
 /** Tells the operator of a damaged job background work set aside as dead. */
