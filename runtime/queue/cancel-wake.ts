@@ -4,7 +4,7 @@
  * holder). All wait for durable commits.
  */
 import { ValidationError } from "../errors.js";
-import { DamagedRecord, readOrDamaged, removeDamaged } from "./damaged-record.js";
+import { DamagedRecord, filedOrDamaged, readOrDamaged, removeDamaged } from "./damaged-record.js";
 import type { LeaseEntry } from "./lease-registry.js";
 import { requireKvOnly, type SettlementEffects } from "./effects.js";
 import { PayloadTooLargeError } from "./errors.js";
@@ -36,7 +36,9 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
-    const r = readOrDamaged(txn, jobId);
+    let r = readOrDamaged(txn, jobId);
+    // A record naming another queue than its entry's, as it reads: deleted, it would move that queue's stats.
+    if (r !== undefined && !(r instanceof DamagedRecord) && r.state !== "done" && r.state !== "dead") r = filedOrDamaged(txn, r);
     if (r instanceof DamagedRecord) {
       // Its record cannot say where it is filed: every index naming it is scanned, and all of it removed.
       outcome = "removed";

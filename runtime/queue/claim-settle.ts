@@ -18,7 +18,7 @@ import { validateMillis, validatePositiveInt, validateQueueName } from "./names.
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, decodeJob, type JobRecord } from "./record.js";
-import { DamagedRecord, readIndexedJob, setAsidePending } from "./damaged-record.js";
+import { DamagedRecord, dropDanglingPending, readIndexedJob, setAsidePending } from "./damaged-record.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
@@ -88,7 +88,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     )
       break;
     // Only damaged records were found, each now set aside: the next scan passes them.
-    announceSetAside(core, core.commit(txn, true), setAside!);
+    announceSetAside(core, core.commit(txn, true), setAside ?? []);
     setAside = undefined;
     ids = pendingIds(core, queueName, scanLimit);
   }
@@ -194,6 +194,13 @@ function claimPending(
       if (e !== undefined) aside(e);
       damaged ||= e !== undefined;
       continue;
+    }
+    if (r === undefined && dropDanglingPending(txn, core.engine, queueName, id, ids.length)) {
+      core.log.warn(
+        { jobId: id, queue: queueName },
+        `queue "${core.name}": job ${id} of queue "${queueName}" was listed pending without a stored record; its entry was dropped`,
+      );
+      damaged = true;
     }
     if (r === undefined || r.state !== "pending") continue;
     // After a restart the windows start from what the previous owner made durable.

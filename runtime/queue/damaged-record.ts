@@ -4,7 +4,8 @@
  * as, or another queue than the one whose pending jobs name it. Thrown at
  * every claim, such a record stopped its whole queue; instead a claim sets
  * the job aside as dead with the reason `record_corrupted` (keeping what
- * can be read of it), and a cancel removes it.
+ * can be read of it), as do recovery at open, the reaper and the promotion
+ * of scheduled jobs; the retention sweep and a cancel remove it.
  */
 import { StoreCorruptedError } from "../errors.js";
 import * as K from "./keys.js";
@@ -14,6 +15,7 @@ import { textBytes } from "./record-pack.js";
 import {
   boundLastError,
   dropOrphanClaimedEntry,
+  indexKey,
   readJob,
   recordAttempt,
   releaseDebounce,
@@ -63,6 +65,32 @@ export function readIndexedJob(txn: Txn, id: string, queue: string): JobRecord |
 }
 
 /**
+ * `r`, or a `DamagedRecord` when the index entry its state and queue name
+ * is missing (a record naming another queue than the one that files it):
+ * acted on as it reads, it would move the stats of a queue that never
+ * counted it and leave its own queue's entry behind.
+ */
+export function filedOrDamaged(src: Pick<ReadSource, "get" | "has">, r: JobRecord): JobRecord | DamagedRecord {
+  const entry = indexKey(r);
+  if (entry === undefined || (src.has === undefined ? src.get(entry) !== undefined : src.has(entry))) return r;
+  return new DamagedRecord(r.id, `a ${r.state} job record of queue ${JSON.stringify(r.queue)}, not among that queue's ${r.state} jobs`);
+}
+
+/**
+ * Drops in `txn` the pending entry of `queue` (one of its first `scanned`)
+ * naming job `id`, whose record is gone; its stats no longer count it.
+ * Skipped instead, enough of them at the head of a queue stopped every
+ * claim. Whether there was one.
+ */
+export function dropDanglingPending(txn: Txn, src: ReadSource, queue: string, id: string, scanned: number): boolean {
+  const entry = pendingEntryOf(src, queue, id, scanned);
+  if (entry === undefined || !txn.has(entry)) return false;
+  txn.delete(entry);
+  txn.move(queue, "pending", null);
+  return true;
+}
+
+/**
  * Sets the damaged pending job aside in `txn`: its pending entry (one of
  * the first `scanned` of `queue`) becomes a dead one, its record a dead
  * record of `queue` holding what can be read of the damaged one (payload,
@@ -96,17 +124,35 @@ export function setAsidePending(
  * `setAsidePending`; the stats move it from claimed to dead.
  */
 export function setAsideClaimed(txn: Txn, ctx: TransitionContext, key: string, queue: string, damaged: DamagedRecord): DeadLetteredEvent {
-  const { id } = damaged;
   if (txn.get(key) !== undefined) {
     dropOrphanClaimedEntry(txn, key);
     txn.move(queue, "claimed", null);
   }
+  return setAsideUnindexed(txn, ctx, queue, "claimed", damaged);
+}
+
+/**
+ * Sets aside in `txn` the damaged job whose scheduled entry `key` (of
+ * `queue`) came due: the entry goes and the job becomes dead as by
+ * `setAsidePending`; the stats move it from scheduled to dead.
+ */
+export function setAsideScheduled(txn: Txn, ctx: TransitionContext, key: string, queue: string, damaged: DamagedRecord): DeadLetteredEvent {
+  if (txn.get(key) !== undefined) {
+    txn.delete(key);
+    txn.move(queue, "scheduled", null);
+  }
+  return setAsideUnindexed(txn, ctx, queue, "scheduled", damaged);
+}
+
+/** The dead record of a damaged job of `queue` whose index entry (filing it as `state`) is already gone. */
+function setAsideUnindexed(txn: Txn, ctx: TransitionContext, queue: string, state: JobState, damaged: DamagedRecord): DeadLetteredEvent {
+  const { id } = damaged;
   const bytes = txn.get(K.jobKey(id));
   const fields = bytes === undefined ? {} : readableJobFields(bytes);
   const was: JobRecord = {
     id,
     queue,
-    state: "claimed",
+    state,
     seq: own<string>(fields, "seq", (v) => typeof v === "string" && v.length > 0 && !v.includes("/")) ?? id,
     priority: own<number>(fields, "priority", (v) => isCount(v) && v <= MAX_PRIORITY) ?? ctx.config(queue).defaultPriority,
     payload: EMPTY,
@@ -210,6 +256,20 @@ export function removeDamaged(txn: Txn, src: ReadSource, id: string): { entries:
   txn.delete(K.jobKey(id));
   if (txn.get(K.historyKey(id)) !== undefined) txn.delete(K.historyKey(id));
   return { entries, payloadRef };
+}
+
+/**
+ * The damaged job `id` whose retention entry `key` came due: removed as the
+ * sweep removes a good job when only done or dead entries name it (or
+ * none); else it moved on since, the entry is stale and only it goes (its
+ * own path sets the job aside). Returns whether it was removed, and the
+ * offloaded payload it held.
+ */
+export function sweepDamagedRetained(txn: Txn, src: ReadSource, id: string, key: string): { removed: boolean; payloadRef: string | undefined } {
+  const live = indexEntriesOf(src, id).some((e) => e.state !== "done" && e.state !== "dead");
+  const out = live ? { removed: false, payloadRef: undefined } : { removed: true, payloadRef: removeDamaged(txn, src, id).payloadRef };
+  if (txn.has(key)) txn.delete(key);
+  return out;
 }
 
 /** Every index entry naming job `id`: pending entries hold the id as their value, the others end with it. */

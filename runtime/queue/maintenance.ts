@@ -15,11 +15,11 @@ import { waitInBackground, type TimedClock } from "../clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { DeadLetteredEvent } from "./config.js";
 import * as K from "./keys.js";
-import { DamagedRecord, readIndexedJob, setAsideClaimed } from "./damaged-record.js";
+import { DamagedRecord, filedOrDamaged, readIndexedJob, readOrDamaged, setAsideClaimed, setAsideScheduled, sweepDamagedRetained } from "./damaged-record.js";
 import type { LeaseRegistry } from "./lease-registry.js";
 import type { Finish } from "./notifier.js";
 import { copyJob, decodeSuperseded, type JobRecord } from "./record.js";
-import { deleteJob, dropOrphanClaimedEntry, killJob, readJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
+import { deleteJob, dropOrphanClaimedEntry, killJob, recordAttempt, requeueJob, writeJob, type TransitionContext } from "./transitions.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
 
@@ -172,7 +172,14 @@ export function reapExpired(host: MaintenanceHost, now: number, defer: DeferPass
     const dead: DeadLetteredEvent[] = [];
     for (const e of expired) {
       host.leases.remove(e.id);
-      const r = readJob(txn, e.id);
+      const r = readIndexedJob(txn, e.id, e.queue);
+      if (r instanceof DamagedRecord) {
+        // Thrown here, it failed every pass (and the promotions and sweeps after it) once a second.
+        dead.push(setAsideClaimed(txn, ctx, K.claimedKey(e.queue, e.id), e.queue, r));
+        warnSetAside(host, r, e.queue, "its lease expired");
+        total++;
+        continue;
+      }
       if (r === undefined || r.state !== "claimed") continue;
       endAbandonedClaim(txn, ctx, r, "lease_expired", "lease expired", queues, dead);
       total++;
@@ -186,9 +193,17 @@ export function promoteDue(host: MaintenanceHost, now: number, defer: DeferPass 
   let total = 0;
   for (const keys of indexBatches(host.engine, K.SCHEDULED, K.SCHEDULED + K.padTime(now + 1), (k) => K.parseScheduledKey(k).id, defer)) {
     const txn = new Txn(host.engine);
+    const ctx = host.context();
     const queues = new Set<string>();
+    const dead: DeadLetteredEvent[] = [];
     for (const key of keys) {
-      const r = readJob(txn, K.parseScheduledKey(key).id);
+      const at = K.parseScheduledKey(key);
+      const r = readIndexedJob(txn, at.id, at.queue);
+      if (r instanceof DamagedRecord) {
+        dead.push(setAsideScheduled(txn, ctx, key, at.queue, r));
+        warnSetAside(host, r, at.queue, "it came due");
+        continue;
+      }
       if (r === undefined || r.state !== "scheduled" || K.scheduledKey(r.runAt ?? 0, r.queue, r.id) !== key) {
         txn.delete(key);
         continue;
@@ -200,7 +215,7 @@ export function promoteDue(host: MaintenanceHost, now: number, defer: DeferPass 
       queues.add(r.queue);
       total++;
     }
-    announce(host, host.commitBackground(txn), queues, [], []);
+    announce(host, host.commitBackground(txn), queues, dead, []);
   }
   return total;
 }
@@ -213,7 +228,19 @@ export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferP
     const refs: string[] = [];
     for (const key of keys) {
       const { dueAt, id } = K.parseRetentionKey(key);
-      const r = readJob(txn, id);
+      let r = readOrDamaged(txn, id);
+      if (r !== undefined && !(r instanceof DamagedRecord)) r = filedAsRetained(txn, r, dueAt);
+      if (r instanceof DamagedRecord) {
+        const swept = sweepDamagedRetained(txn, host.engine, id, key);
+        if (swept.payloadRef !== undefined) refs.push(swept.payloadRef);
+        if (swept.removed) {
+          host.warn(
+            `removed job ${id} at the end of its retention: its stored record could not be read (${r.detail}); other records of the store may be damaged too`,
+          );
+          total++;
+        }
+        continue;
+      }
       if (r === undefined) {
         // The mark of a superseded job (debounce) is kept until its own retention ends.
         const markKey = K.supersededKey(id);
@@ -231,6 +258,19 @@ export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferP
     announce(host, host.commitBackground(txn), new Set(), [], refs);
   }
   return total;
+}
+
+/** `r`, or a `DamagedRecord` when it is a done or dead record due at `dueAt` that its index does not file (see `filedOrDamaged`). */
+function filedAsRetained(txn: Txn, r: JobRecord, dueAt: number): JobRecord | DamagedRecord {
+  if (r.retainUntil !== dueAt || (r.state !== "done" && r.state !== "dead")) return r;
+  return filedOrDamaged(txn, r);
+}
+
+/** Tells the operator of a damaged job background work set aside as dead. */
+function warnSetAside(host: MaintenanceHost, damaged: DamagedRecord, queue: string, when: string): void {
+  host.warn(
+    `job ${damaged.id} of queue "${queue}" was set aside as dead (record_corrupted) when ${when}: its stored record could not be read (${damaged.detail}); other records of the store may be damaged too`,
+  );
 }
 
 /** Longest time between two sweeps of the durable rate windows. */

@@ -106,6 +106,12 @@ function readJob(src: ReadSource, id: string): JobRecord | undefined {
   }
 }
 
+/** `r`, listed among the jobs of `queue`; a record naming another queue is a `JobRecordDamagedError` naming the job. */
+function ofQueue(r: JobRecord, queue: string): JobRecord {
+  if (r.queue === queue) return r;
+  throw new JobRecordDamagedError(r.id, `a job record of queue ${JSON.stringify(r.queue)}, found among the jobs of queue ${JSON.stringify(queue)}`);
+}
+
 function pageLimit(limit: number | undefined, dflt: number): number {
   if (limit === undefined) return dflt;
   if (!Number.isInteger(limit) || limit < 1) throw new ValidationError(`limit must be a positive integer, got ${describeValue(limit)}`);
@@ -190,7 +196,7 @@ export class StoreView implements QueueView {
         id = p.id;
       } else id = state === "pending" ? decoder.decode(value) : K.lastField(key);
       const r = readJob(this.src, id);
-      if (r !== undefined) items.push(this.#info(r));
+      if (r !== undefined) items.push(this.#info(ofQueue(r, queueName)));
     }
     return more && last !== undefined ? { items, nextCursor: last } : { items };
   }
@@ -206,7 +212,7 @@ export class StoreView implements QueueView {
     for (let w = warmJobs(this.src, ids()); w !== undefined; w = warmJobs(this.src, ids())) await w;
     for (const [key] of this.src.scan({ ...range, limit })) {
       const r = readJob(this.src, K.lastField(key));
-      if (r !== undefined) out.push(toJobInfo(r));
+      if (r !== undefined) out.push(toJobInfo(ofQueue(r, queueName)));
     }
     return out;
   }
