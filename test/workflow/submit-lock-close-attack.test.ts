@@ -63,3 +63,17 @@ describe("a submit lock whose holder does not settle", () => {
     await expect(env.runtime.submit({ runId: "order-3", input: enc("a") })).rejects.toBeInstanceOf(ClosedError);
   }, 30_000);
 });
+
+describe("a submission after the close", () => {
+  it("is refused as closed for a run that exists as for a new one, not answered from memory", async () => {
+    const env = await openEnv(
+      runnerOf(async () => ({ kind: "succeed", result: enc("ok") })),
+      { start: false },
+    );
+    expect(await env.runtime.submit({ runId: "order-1", input: enc("a") })).toMatchObject({ newlySubmitted: true });
+    await env.queue.close();
+    await expect(env.runtime.submit({ runId: "order-1", input: enc("a") })).rejects.toBeInstanceOf(ClosedError);
+    await expect(env.runtime.submit({ runId: "order-1", input: enc("b") })).rejects.toBeInstanceOf(ClosedError);
+    await expect(env.runtime.submit({ runId: "order-2", input: enc("a") })).rejects.toBeInstanceOf(ClosedError);
+  });
+});

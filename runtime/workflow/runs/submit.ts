@@ -29,7 +29,7 @@ import type { RunFlow, RunOptions, RunSpec, SubmitOutcome } from "./run-types.js
 import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
-import { ValidationError } from "../../errors.js";
+import { ClosedError, ValidationError } from "../../errors.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
@@ -209,6 +209,10 @@ export async function submitRun(
    */
   unchanged?: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced"> {
+  // A closed queue still answers reads from memory: a run found there is refused as a new one is at its commit.
+  // (A submission called before the close and waiting on the run's lock goes on, as the close lets it.)
+  const closed = core.queue.closedSignal;
+  if (closed.aborted) throw new ClosedError("the queue", closed.reason);
   // Each field read once: the spec checked below is the spec submitted.
   spec = readRunSpec(spec) as RunSpec;
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
