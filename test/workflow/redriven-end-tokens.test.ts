@@ -144,6 +144,31 @@ describe("a redriven dead step's second end", () => {
     }
   });
 
+  it("dead-step reconciliation: a step redriven more times than its attempt history keeps entries ends the run under a new token each time", async () => {
+    const runner = gatedRunner();
+    const env = await openEnv(runner, { configure: oneAtATime, queueOptions: { queueConfigs: { [STEPS]: { leaseMs: 1_000, maxAttempts: 1 } } } });
+    const tokens = new Set<string>();
+    try {
+      await env.runtime.submit({ input: enc("x"), runId: "many" });
+      // Each round adds entries to the step job's history, bounded at 32: its requeued entries stop counting the requeues.
+      const rounds = 20;
+      for (let i = 1; i <= rounds; i++) {
+        if (i > 1) {
+          await env.runtime.retryRun("many");
+          runner.release(i - 1);
+        }
+        await until(() => runner.calls === i, `delivery ${i} running`);
+        await advanceUntil(env.clock, env.clock.now() + 60_000, async () => (await env.runtime.status("many"))?.state === "terminated", `end ${i}`);
+        tokens.add(await tokenOf(env, "many"));
+      }
+      expect(tokens.size).toBe(rounds);
+      expect((await env.queue.view().attemptHistory((await env.queue.view().listJobs(STEPS, "dead")).items[0]!.id)).length).toBeLessThanOrEqual(32);
+    } finally {
+      runner.releaseAll();
+      await env.stop();
+    }
+  }, 60_000);
+
   it("memo retention: the first end's marker does not sweep the run its second end left", async () => {
     const retention = 60_000;
     let n = 0;

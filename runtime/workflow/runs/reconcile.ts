@@ -55,8 +55,9 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   if (!RunId.isValid(runId)) return false;
   const r = await view.records(runId);
   if (r.kind !== "active" || r.pointer.jobId !== jobId) return false;
-  // The job's attempt history keeps its requeues (the job view does not): a redriven step dead again ends the run under a token of its own.
-  const requeues = (await core.queue.view().attemptHistory(jobId)).filter((a) => a.outcome === "requeued").length;
+  // The record's count, as a worker's end reads it: a redriven step dead again ends the run under a token of its own.
+  // (Not the attempt history's requeued entries: the history keeps only its last entries, and may be damaged.)
+  const requeues = info.requeues ?? 0;
   const now = core.clock.now();
   const t = terminationOfActive(
     runId,
