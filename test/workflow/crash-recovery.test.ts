@@ -25,10 +25,11 @@ const LIMIT_MS = scaledForLoad(120_000);
 
 /**
  * Runs `nRuns` five-step runs across repeated SIGKILLs of the worker (four
- * slots), then checks every run's outcome, its memoized effects, and the
+ * slots), each life killed up to `maxDelayMs` after its first new side
+ * effect, then checks every run's outcome, its memoized effects, and the
  * step queue's stats against a model.
  */
-async function crashAndCheck(nRuns: number, seedName: string): Promise<void> {
+async function crashAndCheck(nRuns: number, seedName: string, maxDelayMs: number): Promise<void> {
   const dir = await tempDir();
   const log = join(dir, "effects.log");
   const args = [dir, String(nRuns), log];
@@ -37,7 +38,7 @@ async function crashAndCheck(nRuns: number, seedName: string): Promise<void> {
   const kills = await killLives(script, args, {
     lives: KILLS,
     rng,
-    maxDelayMs: 120,
+    maxDelayMs,
     progressed: (lines) => lines.some((l) => !l.startsWith(BACKGROUND_FAILURE_PREFIX)),
   });
   const last = startScript(script, args, { env: rng.childEnv() });
@@ -86,13 +87,14 @@ async function crashAndCheck(nRuns: number, seedName: string): Promise<void> {
 describe("crash recovery", () => {
   it("every run reaches exactly one terminal outcome across repeated SIGKILLs, memoized effects observed once", { timeout: LIMIT_MS }, async () => {
     // More runs than slots: steps wait for one, so most settlements ack and the next step is claimed apart.
-    await crashAndCheck(10, "workflow crash recovery");
+    await crashAndCheck(10, "workflow crash recovery", 120);
   });
 
   it("runs whose steps chain (fewer runs than slots) end once across SIGKILLs mid-chain, with the done jobs their claims carried counted", {
     timeout: LIMIT_MS,
   }, async () => {
     // Each continuing step's ack claims the next step in its commit, carrying the run's done count in its claimed entry.
-    await crashAndCheck(3, "workflow crash recovery of chained steps");
+    // A life started once every run ended exits unkilled: three runs end within about 120 ms, so the kills come sooner.
+    await crashAndCheck(3, "workflow crash recovery of chained steps", 40);
   });
 });
