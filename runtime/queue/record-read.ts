@@ -88,16 +88,8 @@ let pos = 0;
 /** The job record `b` holds, when it is a record this reader takes (see the module); undefined otherwise. */
 export function readJobRecord(b: Uint8Array): JobRecord | undefined {
   const end = b.length;
-  if (end === 0) return undefined;
-  const head = b[0]!;
-  let n: number;
-  if (head >= 0x80 && head <= 0x8f) {
-    n = head & 0x0f;
-    pos = 1;
-  } else if (head === 0xde && end >= 3) {
-    n = (b[1]! << 8) | b[2]!;
-    pos = 3;
-  } else return undefined;
+  const n = readMapHeader(b);
+  if (n < 0) return undefined;
   const o: Record<string, unknown> = {};
   let seen = 0;
   for (let i = 0; i < n; i++) {
@@ -149,15 +141,8 @@ export function isRequeueCount(v: unknown): boolean {
 export function readJobFieldsUntilDamage(b: Uint8Array): Record<string, unknown> {
   const o: Record<string, unknown> = {};
   const end = b.length;
-  const head = end === 0 ? 0 : b[0]!;
-  let n: number;
-  if (head >= 0x80 && head <= 0x8f) {
-    n = head & 0x0f;
-    pos = 1;
-  } else if (head === 0xde && end >= 3) {
-    n = (b[1]! << 8) | b[2]!;
-    pos = 3;
-  } else return o;
+  const n = readMapHeader(b);
+  if (n < 0) return o;
   for (let i = 0; i < n && pos < end; i++) {
     const k = b[pos]!;
     if (k < 0xa0 || k > 0xbf) break;
@@ -178,6 +163,20 @@ export function readJobFieldsUntilDamage(b: Uint8Array): Record<string, unknown>
     o[f.name] = v;
   }
   return o;
+}
+
+/** The entries of the fixmap or map16 `b` starts with, `pos` set past its header; -1 when it starts with neither. */
+function readMapHeader(b: Uint8Array): number {
+  const head = b.length === 0 ? 0 : b[0]!;
+  if (head >= 0x80 && head <= 0x8f) {
+    pos = 1;
+    return head & 0x0f;
+  }
+  if (head === 0xde && b.length >= 3) {
+    pos = 3;
+    return (b[1]! << 8) | b[2]!;
+  }
+  return -1;
 }
 
 /** Whether `s` is a state a job is stored in. */
