@@ -291,11 +291,6 @@ export class SettlementEffects {
 }
 
 /**
- * Refuses effects with enqueues, for the operations that commit caller KV
- * effects only (a wake, a dead job's requeue, `kvCompareAndApply`). `what`
- * names the operation as the caller knows it ("a wake").
- */
-/**
  * Why `effects`, as a caller passed it to a settlement, is refused: neither
  * absent nor a `SettlementEffects` (a number, null, an object lacking its
  * lists). Undefined when it may be applied. Checked at the call, since the
@@ -315,6 +310,11 @@ export function effectsRefusal(effects: unknown): ValidationError | undefined {
   return new ValidationError(`a settlement's effects must be a SettlementEffects (new SettlementEffects()), got ${describeValue(effects)}`);
 }
 
+/**
+ * Refuses effects with enqueues, for the operations that commit caller KV
+ * effects only (a wake, a dead job's requeue, `kvCompareAndApply`). `what`
+ * names the operation as the caller knows it ("a wake").
+ */
 export function requireKvOnly(effects: SettlementEffects | undefined, what: string): void {
   if (effects !== undefined && effects.enqueues.length > 0) {
     throw new ValidationError(`${what} commits caller KV effects only, not enqueues; enqueue follow-up jobs with enqueueWithEffects or a settlement`);

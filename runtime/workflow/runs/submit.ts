@@ -3,7 +3,6 @@
  */
 import { validateInstant } from "../../time-bounds.js";
 import { SettlementEffects, withStagedKvOps } from "../../queue/effects.js";
-import { copyOwned } from "../../queue/owned-bytes.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
@@ -30,6 +29,7 @@ import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_K
 import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ClosedError, ValidationError } from "../../errors.js";
+import { bytesAtCall } from "../bytes-at-call.js";
 import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
@@ -132,11 +132,7 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
  * not an empty input.
  */
 export function runInputAtCall(runId: string, input: Uint8Array): Uint8Array {
-  const copy = copyOwned(input);
-  if (copy === undefined) {
-    throw new ValidationError(`the input of run "${runId}" is a view of a detached or shrunk ArrayBuffer, whose bytes are gone; pass a view of live bytes`);
-  }
-  return copy;
+  return bytesAtCall(`the input of run "${runId}"`, input);
 }
 
 /**
