@@ -186,18 +186,17 @@ function writeSetAside(txn: Txn, ctx: TransitionContext, was: JobRecord, damaged
   };
   const headers = own<Record<string, string>>(fields, "headers", isHeaders);
   if (headers !== undefined) dead.headers = { ...headers };
-  const ref = own<string>(fields, "payloadRef", (v) => typeof v === "string");
+  const ref = heldPayloadRef(txn, fields, id);
   const size = own<number>(fields, "payloadSize", isCount);
-  const refHeld = ref === undefined ? undefined : txn.get(K.payloadRefKey(ref));
   // An offloaded payload is kept only while its reference names this job: a redrive then runs it with it.
-  if (ref !== undefined && size !== undefined && refHeld !== undefined && bytesEqual(refHeld, textBytes(id))) {
+  if (ref !== undefined && size !== undefined) {
     dead.payloadRef = ref;
     dead.payloadSize = size;
   }
   if (keep !== null) dead.retainUntil = ctx.now + keep;
   // The keys it held while pending, when they can be read and still name it: an enqueue with them would else get this dead job.
-  releaseDedup(txn, { ...was, dedupKey: own<string>(fields, "dedupKey", (v) => typeof v === "string") });
-  releaseDebounce(txn, { ...was, debounceKey: own<string>(fields, "debounceKey", (v) => typeof v === "string") });
+  releaseDedup(txn, { ...was, dedupKey: own<string>(fields, "dedupKey", isText) });
+  releaseDebounce(txn, { ...was, debounceKey: own<string>(fields, "debounceKey", isText) });
   recordAttempt(txn, dead, ctx.now, "dead_lettered", lastError);
   writeJob(txn, dead, replaces ? was : undefined);
   return { jobId: id, queueName: queue, reason: RECORD_CORRUPTED, lastError };
@@ -242,16 +241,14 @@ export function removeDamaged(txn: Txn, src: ReadSource, id: string): { entries:
   }
   const bytes = txn.get(K.jobKey(id));
   const fields = bytes === undefined ? {} : readableJobFields(bytes);
-  const ref = own<string>(fields, "payloadRef", (v) => typeof v === "string");
-  const refHeld = ref === undefined ? undefined : txn.get(K.payloadRefKey(ref));
-  const payloadRef = ref !== undefined && refHeld !== undefined && bytesEqual(refHeld, textBytes(id)) ? ref : undefined;
+  const payloadRef = heldPayloadRef(txn, fields, id);
   if (payloadRef !== undefined) txn.delete(K.payloadRefKey(payloadRef));
   const retainUntil = own<number>(fields, "retainUntil", isCount);
   if (retainUntil !== undefined && txn.get(K.retentionKey(retainUntil, id)) !== undefined) txn.delete(K.retentionKey(retainUntil, id));
   for (const e of entries) {
     const base: JobRecord = { id, queue: e.queue, state: e.state, seq: "", priority: 0, payload: EMPTY, attempts: 0, maxAttempts: 1, enqueuedAt: 0 };
-    releaseDedup(txn, { ...base, dedupKey: own<string>(fields, "dedupKey", (v) => typeof v === "string") });
-    releaseDebounce(txn, { ...base, debounceKey: own<string>(fields, "debounceKey", (v) => typeof v === "string") });
+    releaseDedup(txn, { ...base, dedupKey: own<string>(fields, "dedupKey", isText) });
+    releaseDebounce(txn, { ...base, debounceKey: own<string>(fields, "debounceKey", isText) });
   }
   txn.delete(K.jobKey(id));
   if (txn.get(K.historyKey(id)) !== undefined) txn.delete(K.historyKey(id));
@@ -300,6 +297,17 @@ function own<T>(fields: Record<string, unknown>, name: string, ok: (v: unknown) 
   if (!Object.hasOwn(fields, name)) return undefined;
   const v = fields[name];
   return ok(v) ? (v as T) : undefined;
+}
+
+/** The offloaded payload the damaged record's `fields` name, when its reference still names job `id` (else another job's, or none). */
+function heldPayloadRef(txn: Pick<Txn, "get">, fields: Record<string, unknown>, id: string): string | undefined {
+  const ref = own<string>(fields, "payloadRef", isText);
+  const refHeld = ref === undefined ? undefined : txn.get(K.payloadRefKey(ref));
+  return refHeld !== undefined && bytesEqual(refHeld, textBytes(id)) ? ref : undefined;
+}
+
+function isText(v: unknown): v is string {
+  return typeof v === "string";
 }
 
 function isCount(v: unknown): v is number {
