@@ -11,15 +11,14 @@
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalStore, StoreRequestError } from "taquba";
-import { requestIds } from "../../runtime/client/inbox-layout.js";
 import { INBOX_LIST_PAGE } from "../../runtime/client/inbox-server.js";
-import { decodeAnswer, encodeRequest } from "../../runtime/client/request-codec.js";
+import { decodeAnswer } from "../../runtime/client/request-codec.js";
 import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout, withinLoadLimit } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { openOwner } from "./fixtures/app.js";
-import { ANSWERS, names, PagedInbox, REQUESTS, servedInbox, writeSignals } from "./fixtures/inbox-pages.js";
+import { ANSWERS, expectOneRunPerTrigger, names, PagedInbox, REQUESTS, servedInbox, writeSignals, writeTriggers } from "./fixtures/inbox-pages.js";
 
 const OWNER = fileURLToPath(new URL("./fixtures/owner-process.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-inbox-page-edges-");
@@ -84,16 +83,7 @@ describe("the client inbox's pages at their edges", () => {
         // Once a year: no tick falls in the test.
         for (const id of schedules) await setup.runtime.schedules.upsert({ id, cron: "0 0 1 1 *", run: { input: new TextEncoder().encode("{}") } });
         await setup.stop();
-        const n = INBOX_LIST_PAGE + 1;
-        const ids = requestIds();
-        const written: string[] = [];
-        const start = Date.now() - 60_000;
-        for (let i = 0; i < n; i++) {
-          // Each at its own millisecond: a trigger's run is named by its request's time.
-          const id = ids(start + i);
-          written.push(id);
-          await store.put(`${REQUESTS}${id}`, encodeRequest({ op: "schedule", action: "trigger", scheduleId: schedules[i % schedules.length]! }));
-        }
+        const written = await writeTriggers(store, schedules, INBOX_LIST_PAGE + 1);
         const child = startScript(OWNER, [pathToFileURL(dir).href, "50"]);
         await child.waitFor((l) => l.includes("ready"));
         // Killed near its first page's end (where exactly depends on the load): the last of it answered or not, the next page listed or not.
@@ -106,24 +96,7 @@ describe("the client inbox's pages at their edges", () => {
 
         const next = await openOwner(store, { listIntervalMs: 3_600_000 });
         closers.push(() => next.stop());
-        while ((await names(store, REQUESTS)).length > 0) await next.inbox.drain();
-        expect(await names(store, ANSWERS)).toEqual(written);
-        const runIds: string[] = [];
-        for (const id of written) {
-          const answer = decodeAnswer((await store.get(`${ANSWERS}${id}`))!.body);
-          expect(answer, id).toMatchObject({ ok: true, value: { newlySubmitted: true } });
-          runIds.push((answer as { value: { runId: string } }).value.runId);
-        }
-        // One run per request: a request applied twice would have started a second.
-        expect(new Set(runIds).size).toBe(n);
-        const runs: string[] = [];
-        for (let cursor: string | undefined; ; ) {
-          const page = await next.runtime.view().listRuns({ limit: 500, ...(cursor === undefined ? {} : { cursor }) });
-          runs.push(...page.runs.map((r) => r.runId));
-          if (page.nextCursor === undefined) break;
-          cursor = page.nextCursor;
-        }
-        expect(runs.sort()).toEqual([...runIds].sort());
+        await expectOneRunPerTrigger(store, next, written);
       }),
   );
 });
