@@ -34,6 +34,25 @@ export function boundedHistory(list: readonly JobAttempt[]): readonly JobAttempt
   return kept;
 }
 
+/**
+ * `list` (as stored) as a reader is given it: the count on its first entry
+ * only when it is one ({@link droppedBefore} reads it so), as the next
+ * write keeps it; a count that is none (text, NaN, below 1, fractional,
+ * past 2^53 - 1), or one on a later entry, which no count is read from, is
+ * left out. `list` itself when there is nothing to leave out.
+ */
+export function readableHistory(list: JobAttempt[]): JobAttempt[] {
+  let out: JobAttempt[] | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const entry: unknown = list[i];
+    if (entry === null || typeof entry !== "object" || !Object.hasOwn(entry, "earlierDropped")) continue;
+    if (i === 0 && countOf(entry) > 0) continue;
+    out ??= [...list];
+    out[i] = withoutCount(entry as JobAttempt);
+  }
+  return out ?? list;
+}
+
 /** How many entries before `first` (the oldest kept) the history dropped. */
 export function droppedBefore(list: readonly JobAttempt[]): number {
   return list.length === 0 ? 0 : countOf(list[0]);
