@@ -3,7 +3,9 @@
  * dropped entries is damaged, before any write mends it: `view()` and a
  * `QueueReader` give the count only when it is one (a whole number from 1
  * to 2^53 - 1, on the oldest entry), as the next write reads it, and leave
- * anything else out; the rest of each entry reads as stored.
+ * anything else out; the rest of each entry reads as stored. An entry
+ * that is no attempt (null, a number, an attempt or time that is no
+ * number) is left out, and an optional field of another kind than its own.
  */
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
@@ -75,5 +77,43 @@ describe("an attempt history read with a damaged count", () => {
     const store = new MemoryStore();
     const jobId = await storeWithHistory(store, [{ ...entry(0), earlierDropped: Number.MAX_SAFE_INTEGER }, entry(1)]);
     for (const read of await readBoth(store, jobId)) expect(read[0]!.earlierDropped).toBe(Number.MAX_SAFE_INTEGER);
+  });
+
+  const NO_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
+    ["null", null],
+    ["a number", 5],
+    ["a text", "requeued"],
+    ["a list", [1, 2]],
+    ["an entry whose attempt is NaN", { ...entry(9), attempt: Number.NaN }],
+    ["an entry whose attempt is negative", { ...entry(9), attempt: -1 }],
+    ["an entry whose attempt is text", { ...entry(9), attempt: "2" }],
+    ["an entry without its time", { attempt: 1, outcome: "retried" }],
+    ["an entry whose time is Infinity", { ...entry(9), recordedAt: Number.POSITIVE_INFINITY }],
+    ["an entry whose outcome is a number", { ...entry(9), outcome: 3 }],
+  ];
+  for (const [what, damaged] of NO_ENTRIES) {
+    for (const at of [0, 1, 2]) {
+      it(`${what} at entry ${at} is left out; the others read as stored`, async () => {
+        const store = new MemoryStore();
+        const good = [{ ...entry(0), earlierDropped: 40 }, entry(1)];
+        const list: unknown[] = [...good];
+        list.splice(at, 0, damaged);
+        const jobId = await storeWithHistory(store, list);
+        // A good count stays on the entry it was stored on, the first one or not once a damaged first is left out.
+        const expected = at === 0 ? [entry(0), entry(1)] : good;
+        for (const read of await readBoth(store, jobId)) expect(read).toEqual(expected);
+      });
+    }
+  }
+
+  it("optional fields of another kind are left out, the entry kept", async () => {
+    const store = new MemoryStore();
+    const jobId = await storeWithHistory(store, [
+      { ...entry(0), claimedAt: Number.NaN, error: 7, errorName: null, errorStack: ["x"] },
+      { ...entry(1), claimedAt: T0, error: "boom", errorName: "Error", errorStack: "at x" },
+    ]);
+    for (const read of await readBoth(store, jobId)) {
+      expect(read).toEqual([entry(0), { ...entry(1), claimedAt: T0, error: "boom", errorName: "Error", errorStack: "at x" }]);
+    }
   });
 });
