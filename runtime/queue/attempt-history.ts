@@ -62,13 +62,19 @@ function readableEntry(entry: unknown, first: boolean): JobAttempt | undefined {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return undefined;
   const a = entry as Record<string, unknown>;
   if (!(Number.isSafeInteger(a.attempt) && (a.attempt as number) >= 0) || !isFiniteNumber(a.recordedAt) || typeof a.outcome !== "string") return undefined;
-  const wrong = OPTIONAL_FIELDS.filter(([name, holds]) => Object.hasOwn(a, name) && !holds(a[name]));
-  const badCount = Object.hasOwn(a, "earlierDropped") && (!first || countOf(a) === 0);
-  if (wrong.length === 0 && !badCount) return entry as JobAttempt;
-  const kept: Record<string, unknown> = { ...a };
-  for (const [name] of wrong) delete kept[name];
-  if (badCount) delete kept.earlierDropped;
-  return kept as unknown as JobAttempt;
+  // Checked without allocating: every read of a retried step's history goes through here.
+  let kept: Record<string, unknown> | undefined;
+  for (const [name, holds] of OPTIONAL_FIELDS) {
+    const v = a[name];
+    if (v === undefined || holds(v) || !Object.hasOwn(a, name)) continue;
+    kept ??= { ...a };
+    delete kept[name];
+  }
+  if (a.earlierDropped !== undefined && (!first || countOf(a) === 0)) {
+    kept ??= { ...a };
+    delete kept.earlierDropped;
+  }
+  return (kept ?? entry) as JobAttempt;
 }
 
 const isFiniteNumber = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v);
