@@ -34,6 +34,60 @@ export function boundedHistory(list: readonly JobAttempt[]): readonly JobAttempt
   return kept;
 }
 
+/**
+ * `list` (as stored) as a reader is given it. An entry that is no attempt
+ * (not an object; its attempt not a whole number from 0, its time not a
+ * finite number, its outcome not text) is left out, and so is an optional
+ * field of another kind than its own (a time that is no finite number, an
+ * error that is no text). The count of dropped entries is kept only on
+ * the first entry and only when it is one ({@link droppedBefore} reads it
+ * so), as the next write keeps it: one that is none (text, NaN, below 1,
+ * fractional, past 2^53 - 1), or one on a later entry, which no count is
+ * read from, is left out. `list` itself when nothing is left out.
+ */
+export function readableHistory(list: readonly unknown[]): JobAttempt[] {
+  let out: JobAttempt[] | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const entry = list[i];
+    const readable = readableEntry(entry, i === 0);
+    if (readable === entry && out === undefined) continue;
+    out ??= list.slice(0, i) as JobAttempt[];
+    if (readable !== undefined) out.push(readable);
+  }
+  return out ?? (list as JobAttempt[]);
+}
+
+/** `entry` as a reader is given it (itself when whole), or undefined when it is no attempt. */
+function readableEntry(entry: unknown, first: boolean): JobAttempt | undefined {
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return undefined;
+  const a = entry as Record<string, unknown>;
+  if (!(Number.isSafeInteger(a.attempt) && (a.attempt as number) >= 0) || !isFiniteNumber(a.recordedAt) || typeof a.outcome !== "string") return undefined;
+  // Checked without allocating: every read of a retried step's history goes through here.
+  let kept: Record<string, unknown> | undefined;
+  for (const [name, holds] of OPTIONAL_FIELDS) {
+    const v = a[name];
+    if (v === undefined || holds(v) || !Object.hasOwn(a, name)) continue;
+    kept ??= { ...a };
+    delete kept[name];
+  }
+  if (a.earlierDropped !== undefined && (!first || countOf(a) === 0)) {
+    kept ??= { ...a };
+    delete kept.earlierDropped;
+  }
+  return (kept ?? entry) as JobAttempt;
+}
+
+const isFiniteNumber = (v: unknown): boolean => typeof v === "number" && Number.isFinite(v);
+const isText = (v: unknown): boolean => typeof v === "string";
+
+/** The optional fields of an entry other than its count, each with what it holds. */
+const OPTIONAL_FIELDS: ReadonlyArray<readonly [string, (v: unknown) => boolean]> = [
+  ["claimedAt", isFiniteNumber],
+  ["error", isText],
+  ["errorName", isText],
+  ["errorStack", isText],
+];
+
 /** How many entries before `first` (the oldest kept) the history dropped. */
 export function droppedBefore(list: readonly JobAttempt[]): number {
   return list.length === 0 ? 0 : countOf(list[0]);

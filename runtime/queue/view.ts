@@ -5,6 +5,7 @@
 import { copyBytes } from "../bytes.js";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { JobRecordDamagedError } from "./errors.js";
+import { readableHistory } from "./attempt-history.js";
 import * as K from "./keys.js";
 import { readQueueStats } from "./queue-stats.js";
 import { validateJobId, validateKvKey, validateKvPrefix, validateQueueName } from "./names.js";
@@ -221,7 +222,8 @@ export class StoreView implements QueueView {
     validateJobId(jobId);
     const key = K.historyKey(jobId);
     try {
-      return decodeHistory(key, this.src.get(key));
+      // A damaged count is read as the next write reads it: as none.
+      return readableHistory(decodeHistory(key, this.src.get(key)));
     } catch (e) {
       // Named as the user knows it: the job's history, not its key.
       if (e instanceof StoreCorruptedError) {

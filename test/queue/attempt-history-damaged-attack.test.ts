@@ -60,7 +60,9 @@ describe("an attempt history whose stored count is damaged", () => {
           await queue.deadLetter(job, "boom");
           expect(await queue.view().job(jobId)).toMatchObject({ state: "dead" });
           const after = await queue.view().attemptHistory(jobId);
-          expect(after.length).toBe(Math.min(length + 1, JOB_ATTEMPT_HISTORY_LIMIT));
+          // An oldest entry that is no attempt, still stored when nothing was cut, is left out of what is read.
+          const noEntry = first === null || typeof first !== "object";
+          expect(after.length).toBe(Math.min(length + 1, JOB_ATTEMPT_HISTORY_LIMIT) - (noEntry && length + 1 <= JOB_ATTEMPT_HISTORY_LIMIT ? 1 : 0));
           expect(after.at(-1)).toMatchObject({ outcome: "dead_lettered", error: "boom" });
           const dropped = length + 1 - JOB_ATTEMPT_HISTORY_LIMIT;
           if (dropped > 0) expect(after[0]!.earlierDropped).toBe(dropped);

@@ -7,19 +7,19 @@
  * for the run's final step by an inspection or a redrive).
  */
 import { describe, expect, it } from "vitest";
-import { jobIdOfToken, tokenWithoutWorker } from "../../runtime/workflow/runs/end-tokens.js";
+import { jobIdOfEnd, tokenWithoutWorker } from "../../runtime/workflow/runs/end-tokens.js";
 
 const JOB = "01KBE3Y6QGZ8W4XJ0SZ4Z6TABC";
 
 describe("a superseded run's end token", () => {
   it("names the job the debounce replaced, with or without a requeue count", () => {
-    expect(jobIdOfToken(tokenWithoutWorker("superseded", JOB))).toBe(JOB);
-    expect(jobIdOfToken(tokenWithoutWorker("superseded", JOB, 2))).toBe(JOB);
-    expect(jobIdOfToken(`superseded:${JOB}`)).not.toBe("superseded");
+    expect(jobIdOfEnd({ token: tokenWithoutWorker("superseded", JOB), errorKind: "superseded" })).toBe(JOB);
+    expect(jobIdOfEnd({ token: tokenWithoutWorker("superseded", JOB, 2), errorKind: "superseded" })).toBe(JOB);
+    expect(jobIdOfEnd({ token: `superseded:${JOB}`, errorKind: "superseded" })).not.toBe("superseded");
   });
 
   it("still names the job of every other form", () => {
-    for (const kind of ["cancelled", "dead_lettered"] as const) expect(jobIdOfToken(tokenWithoutWorker(kind, JOB, 1))).toBe(JOB);
-    expect(jobIdOfToken(`${JOB}:2:r1`)).toBe(JOB);
+    for (const kind of ["cancelled", "dead_lettered"] as const) expect(jobIdOfEnd({ token: tokenWithoutWorker(kind, JOB, 1), errorKind: kind })).toBe(JOB);
+    expect(jobIdOfEnd({ token: `${JOB}:2:r1`, errorKind: "cancelled" })).toBe(JOB);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { bytesEqual } from "../../runtime/store/bytes-equal.js";
+import { StoreCorruptedError } from "taquba";
 import type { CommitOnlyBytes } from "../../runtime/workflow/records/commit-bytes.js";
 import {
   decodeStepRecord,
@@ -156,8 +157,12 @@ describe("a step's history entry written field by field", () => {
         expect(bytesEqual(written, old), `facts ${i}`).toBe(true);
       }
       expectSameBytes(f);
-      // Equal bytes decode alike; the entry reads back with its step.
-      expect(decodeStepRecord(bytesOf(encodeStepFactsForCommit(f, COPIES)), "k").step === f.step).toBe(true);
+      // Equal bytes decode alike; the entry reads back with its step, or is damage when a step, size or attempt is no whole number from 0.
+      const read = () => decodeStepRecord(bytesOf(encodeStepFactsForCommit(f, COPIES)), "k");
+      const rec = stepRecordOf(f);
+      const whole = (n: number) => Number.isSafeInteger(n) && n >= 0;
+      if (whole(rec.step) && whole(rec.payloadBytes) && rec.attempts.every((a) => whole(a.attempt))) expect(read().step === f.step).toBe(true);
+      else expect(read).toThrow(StoreCorruptedError);
     }
     // Every seeded fact is plain data: the direct writer takes them all.
     expect(direct).toBe(120);

@@ -20,14 +20,28 @@
  * parent's wake-up are deduplicated. Job ids hold no `:` (letters,
  * digits, `_` and `-`), so the parts stay apart.
  *
+ * A step job's id is drawn by the runtime's queue: the queue's own ids are
+ * ULIDs (digits and capitals), never a prefix's lower-case word, so a
+ * delivery token never starts like a worker-less one. A caller's own
+ * `WorkflowQueue` may draw any id ("dead", "3"); the end's kind then tells
+ * the forms apart (see {@link jobIdOfEnd}). Two ends of one run would
+ * share a token there (a worker's end of job "dead" at attempt 3, a
+ * reconciliation of the run's later job "3"), and be taken for one end
+ * (its notification, its memo's retention): a worker-less end of a job
+ * whose id is all digits writes its requeue count with a leading zero
+ * (`dead:3:r0`), a form no delivery token has. Every other token keeps
+ * the form of every version, and an earlier version reads the job each
+ * one names.
+ *
  * Pure: no IO.
  */
+import type { JobInfo } from "../../queue/types.js";
+import { ownHeader } from "../../option-values.js";
+import { HEADER_RUN_ID } from "../records/reserved.js";
 import type { RunErrorKind } from "./run-types.js";
 
 /** The kinds of end no worker performs, each with its token's prefix. */
 const PREFIX_OF = { cancelled: "cancel:", dead_lettered: "dead:", superseded: "superseded:" } as const;
-
-const WITHOUT_WORKER_PREFIXES: readonly string[] = Object.values(PREFIX_OF);
 
 /** The kinds of end no worker performs. */
 export type EndWithoutWorker = keyof typeof PREFIX_OF;
@@ -44,13 +58,28 @@ export function deliveryToken(jobId: string, attempt: number, requeues: number |
 
 /** The token of the end `kind` of the run whose current step is the job `jobId`, requeued `requeues` times. */
 export function tokenWithoutWorker(kind: EndWithoutWorker, jobId: string, requeues?: number): string {
-  return `${PREFIX_OF[kind]}${jobId}${requeueSuffix(requeues)}`;
+  // An id of digits reads as an attempt: `cancel:1` is also a worker's end of a job named "cancel" at attempt 1.
+  // Its count gets a leading zero (`:r0`, `:r03`), which no delivery token's has.
+  const suffix = DIGITS.test(jobId) ? `:r0${requeues === undefined || requeues <= 0 ? "" : requeues}` : requeueSuffix(requeues);
+  return `${PREFIX_OF[kind]}${jobId}${suffix}`;
 }
 
-/** The job id a terminal record's token names: the job whose settlement (or removal) ended the run. */
-export function jobIdOfToken(token: string): string | undefined {
-  // Every worker-less prefix: one left out read as a delivery token names its prefix's word ("superseded") as the job.
-  const without = WITHOUT_WORKER_PREFIXES.find((p) => token.startsWith(p)) ?? "";
+const DIGITS = /^[0-9]+$/;
+
+/**
+ * The job id the token of an end of kind `errorKind` names: the job whose
+ * settlement (or removal) ended the run. A caller's `WorkflowQueue` may
+ * draw a prefix's word as a step job's id ("dead"), whose delivery token
+ * (`dead:3`) then starts as a worker-less one naming another job ("3"):
+ * a prefix counts only on an end of its own kind, which no worker records
+ * (see {@link endedWithoutWorker}). One ambiguity stays, since a worker
+ * also cancels: the token `cancel:<n>` of a cancelled run names job
+ * `<n>`, and a worker's cancel of a job named "cancel" reads as that; a
+ * reader checks that the job it finds is a step of the run.
+ */
+export function jobIdOfEnd(end: { readonly token: string; readonly errorKind?: RunErrorKind | null | undefined }): string | undefined {
+  const { token, errorKind } = end;
+  const without = workerlessPrefix(token, errorKind) ?? "";
   const rest = token.slice(without.length);
   const colon = rest.indexOf(":");
   if (without !== "") return colon < 0 ? rest : rest.slice(0, colon);
@@ -63,6 +92,17 @@ export function jobIdOfToken(token: string): string | undefined {
  * `cancelled` (a cancel of a running step), with its delivery's token.
  */
 export function endedWithoutWorker(token: string, errorKind: RunErrorKind | null | undefined): boolean {
-  if (errorKind !== "cancelled" && errorKind !== "dead_lettered" && errorKind !== "superseded") return false;
-  return token.startsWith(PREFIX_OF[errorKind]);
+  return workerlessPrefix(token, errorKind) !== undefined;
+}
+
+/** The worker-less prefix `token` starts with when it is that of `errorKind`'s ends. */
+function workerlessPrefix(token: string, errorKind: RunErrorKind | null | undefined): string | undefined {
+  if (errorKind !== "cancelled" && errorKind !== "dead_lettered" && errorKind !== "superseded") return undefined;
+  const prefix = PREFIX_OF[errorKind];
+  return token.startsWith(prefix) ? prefix : undefined;
+}
+
+/** Whether `job`, found by the id a run's end names, is a dead step job of run `runId` on the step queue `queueName`. */
+export function isDeadStepOf(job: JobInfo, queueName: string, runId: string): boolean {
+  return job.state === "dead" && job.queueName === queueName && ownHeader(job.headers, HEADER_RUN_ID) === runId;
 }

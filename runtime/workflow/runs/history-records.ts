@@ -376,6 +376,8 @@ function storedStepRecord(r: StepRecord): Record<string, unknown> {
 }
 
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+/** A step number, count or size: a whole number from 0 (a negative or fractional one would be shown as the run's history). */
+const isWhole = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
 const isStrList = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
 const OUTCOMES: readonly string[] = [
   "continued",
@@ -389,7 +391,7 @@ const OUTCOMES: readonly string[] = [
 ] satisfies StepAttemptOutcome[];
 
 function attemptOf(row: unknown): AttemptHistory | undefined {
-  if (!Array.isArray(row) || row.length < 4 || !isNum(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
+  if (!Array.isArray(row) || row.length < 4 || !isWhole(row[0]) || !isNum(row[1]) || !isNum(row[2]) || !OUTCOMES.includes(row[3] as string)) return undefined;
   const a: Building<AttemptHistory> = {
     attempt: row[0],
     startedAtMs: row[1],
@@ -419,10 +421,10 @@ export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
   if (v.tr !== null && typeof v.tr === "object") ownFieldsIfPolluted(v.tr, TRANSITION_OPTIONAL);
   const attempts = Array.isArray(v.a) ? v.a.map(attemptOf) : [undefined];
   const lists = [v.m, v.kp, v.kd].every((l) => l === undefined || isStrList(l));
-  const counts = [v.ad, v.mn, v.kn].every((c) => c === undefined || isNum(c));
+  const counts = [v.ad, v.mn, v.kn].every((c) => c === undefined || isWhole(c));
   const ok =
-    isNum(v.s) &&
-    isNum(v.b) &&
+    isWhole(v.s) &&
+    isWhole(v.b) &&
     attempts.every((x) => x !== undefined) &&
     lists &&
     counts &&
@@ -432,7 +434,11 @@ export function decodeStepRecord(bytes: Uint8Array, key: string): StepRecord {
     (v.p === undefined || v.p instanceof Uint8Array) &&
     (v.nx === undefined || v.nx instanceof Uint8Array) &&
     (v.sp === undefined || v.sp instanceof Uint8Array);
-  if (!ok) throw new StoreCorruptedError(key, "step history entry lacks its step or attempts, or has malformed fields");
+  if (!ok)
+    throw new StoreCorruptedError(
+      key,
+      "step history entry lacks its step or attempts, or has malformed fields (a step, size or count that is no whole number from 0)",
+    );
   const memoKeys = (v.m as string[] | undefined) ?? [];
   const kvPuts = (v.kp as string[] | undefined) ?? [];
   const kvDeletes = (v.kd as string[] | undefined) ?? [];

@@ -9,7 +9,8 @@ import { decodeIndexEntry, runIndexKey, type IndexEntry } from "./run-index.js";
 import type { RunHistory, StepHistory } from "./run-history.js";
 import type { RunId } from "./run-id.js";
 import { activeView } from "./run-rows.js";
-import { jobIdOfToken } from "./end-tokens.js";
+import { isDeadStepOf, jobIdOfEnd } from "./end-tokens.js";
+import type { TerminalRecord } from "../records/records.js";
 import type { RunReads } from "./list-runs.js";
 import type { Building } from "../../queue/cancel-state.js";
 
@@ -44,11 +45,12 @@ function publicSteps(records: readonly StepRecord[], entry: IndexEntry | undefin
 }
 
 /** The final step of a run whose dead step job the worker never settled, from that job's attempts. */
-async function deadStep(reads: HistoryReads, token: string, step: number): Promise<StepHistory[]> {
-  const jobId = jobIdOfToken(token);
+async function deadStep(reads: HistoryReads, t: TerminalRecord): Promise<StepHistory[]> {
+  const jobId = jobIdOfEnd(t);
   if (jobId === undefined || reads.attemptHistory === undefined) return [];
   const job = await reads.job(jobId);
-  if (job === null || job.state !== "dead") return [];
+  if (job === null || !isDeadStepOf(job, reads.queueName, t.runId)) return [];
+  const step = t.finalStep;
   const { attempts, dropped } = boundAttempts((await reads.attemptHistory(jobId)).map(attemptFromQueue));
   return [
     {
@@ -105,7 +107,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
       atMs: t.terminatedAtMs,
     };
     // A step the queue dead-lettered outside the worker wrote no entry: its dead job still has its attempts.
-    const tail = steps.some((s) => s.step === t.finalStep) ? [] : await deadStep(reads, t.token, t.finalStep);
+    const tail = steps.some((s) => s.step === t.finalStep) ? [] : await deadStep(reads, t);
     return { ...base, state: t.status, steps: [...steps, ...tail], end };
   }
   // The step the run is on has no entry yet (or an entry of an earlier pass, before a redrive).

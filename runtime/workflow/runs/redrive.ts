@@ -52,7 +52,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { RunNotFoundError, RunNotRetryableError } from "../workflow-errors.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
 import { drawnIdOptions } from "../../queue/validate-enqueue.js";
-import { jobIdOfToken } from "./end-tokens.js";
+import { isDeadStepOf, jobIdOfEnd } from "./end-tokens.js";
 import {
   decodeRedrives,
   decodeStepRecord,
@@ -107,9 +107,10 @@ async function payloadSource(core: RuntimeCore, t: TerminalRecord, entry: IndexE
   if (step === t.finalStep) {
     // A dead step job is requeued rather than copied, so the dead letters do not keep a step that ran again.
     const own = await readStep(core, t.runId, step);
-    const jobId = jobIdOfToken(t.token);
+    const jobId = jobIdOfEnd(t);
     const job = jobId === undefined ? null : await core.queue.view().job(jobId);
-    if (job !== null && jobId !== undefined && job.state === "dead" && job.queueName === core.queueName) return { kind: "dead", jobId, name: own?.name };
+    // The run's own step job only: a token read the other way (see `jobIdOfEnd`) may name another run's dead job.
+    if (job !== null && jobId !== undefined && isDeadStepOf(job, core.queueName, t.runId)) return { kind: "dead", jobId, name: own?.name };
     if (own?.payload !== undefined) return named(own.payload, own.name);
   }
   if (step > 0) {
@@ -403,7 +404,7 @@ export async function reopenRequeued(core: RuntimeCore, job: ClaimedJob, runId: 
   const first = await core.queue.kvGet(tk);
   if (first === null) return false;
   const t0 = decodeTerminalRecord(first, tk);
-  if (t0.status === "succeeded" || t0.finalStep !== step || jobIdOfToken(t0.token) !== job.id) return false;
+  if (t0.status === "succeeded" || t0.finalStep !== step || jobIdOfEnd(t0) !== job.id) return false;
   const history = await core.queue.view().attemptHistory(job.id);
   // Only a job that was dead and requeued is claimed again after ending its run.
   if (!history.some((a) => a.outcome === "requeued")) return false;
