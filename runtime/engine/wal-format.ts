@@ -274,18 +274,76 @@ function shadowsAnAccessor(v: Uint8Array): boolean {
 /** Node's UTF-8 writer of a Buffer (not in Node's typings): one native call, no encoding name to look up. */
 const nodeUtf8Write = (Buffer.prototype as unknown as { utf8Write?: (this: Buffer, s: string, at: number, max: number) => number }).utf8Write;
 
+/** Bytes of one reference's copy: the longest reference key, rounded up to whole words. */
+const SLOT_BYTES = REFERENCE_KEY_BYTES;
+/** Room for any key under 128 units in UTF-8 (three bytes per unit), so a native write into it is never cut short. */
+const SCRATCH_BYTES = 3 * REFERENCE_KEY_BYTES;
+
 /**
- * Where the reference keys of one WAL object being written lie (see the
- * module documentation): for each length under 128, the start of the bytes
- * of the last key of that length written whole, or -1. They lie in the
- * object's buffer, where the new key is compared with them.
+ * The reference keys of one WAL object being written (see the module
+ * documentation): for each length under 128, where the last key of that
+ * length written whole starts in the object's buffer (or -1), and a copy of
+ * its bytes at the start of a word-aligned slot of its own. A key is
+ * written first into an aligned scratch area, so it is compared with its
+ * reference four bytes at a time, and only the bytes it does not share
+ * are copied into the object.
  */
 class KeyReferences {
   readonly at = new Int32Array(REFERENCE_KEY_BYTES).fill(-1);
-  /** Forgets every reference. */
+  /** Slot n (from byte `n * SLOT_BYTES`) holds the reference of length n; the scratch area follows the last slot. */
+  readonly bytes: Buffer;
+  readonly words: Int32Array;
+  readonly scratch: number;
+
+  constructor() {
+    const size = REFERENCE_KEY_BYTES * SLOT_BYTES + SCRATCH_BYTES;
+    // Its own ArrayBuffer (not Node's pool), so its words are aligned.
+    this.bytes = Buffer.from(new ArrayBuffer(size));
+    this.words = new Int32Array(this.bytes.buffer, 0, size >> 2);
+    this.scratch = REFERENCE_KEY_BYTES * SLOT_BYTES;
+  }
+
+  /** Forgets every reference (their slots are read only where `at` names one). */
   clear(): void {
     this.at.fill(-1);
   }
+
+  /** Those of a sealed object, for the next builder (a WAL writer seals an object every few dozen commits). */
+  static #spare: KeyReferences | undefined;
+
+  /** References with none set: the spare when there is one, else new ones. */
+  static take(): KeyReferences {
+    const spare = KeyReferences.#spare;
+    if (spare === undefined) return new KeyReferences();
+    KeyReferences.#spare = undefined;
+    spare.clear();
+    return spare;
+  }
+
+  /** Keeps `refs`, which their builder no longer uses, for the next `take`. */
+  static give(refs: KeyReferences): void {
+    KeyReferences.#spare = refs;
+  }
+}
+
+/**
+ * How many first bytes the `n` ASCII bytes in the scratch area share with
+ * the reference of length `n` (0 without one), compared a word at a time;
+ * the bytes past `n` in either, left from other keys, do not count.
+ */
+function sharedWithReference(refs: KeyReferences, n: number): number {
+  if (refs.at[n]! < 0) return 0;
+  const words = refs.words;
+  const key = refs.scratch >> 2;
+  const ref = (n * SLOT_BYTES) >> 2;
+  const end = (n + 3) >> 2;
+  let w = 0;
+  while (w < end && words[key + w] === words[ref + w]) w++;
+  if (w === end) return n;
+  // Little-endian: the lowest set bit of the difference lies in the first byte that differs.
+  const d = words[key + w]! ^ words[ref + w]!;
+  const shared = 4 * w + ((31 - Math.clz32(d & -d)) >> 3);
+  return Math.min(shared, n);
 }
 
 /**
@@ -293,61 +351,40 @@ class KeyReferences {
  * shared; see the module documentation), which has room for three bytes per
  * unit and a varint. A key that shares nothing with its length's reference
  * is written whole and becomes the reference. Returns the position after
- * the key.
+ * the key. A byte past the buffer's end is dropped (the batch's check of
+ * its room then throws).
  */
 function putKey(buf: Buffer, at: number, key: string, refs: KeyReferences): number {
-  // Under 128 units (every key the queue and workflows write) in one native call after the two lengths, only
-  // where the buffer holds the longest encoding: the native write stops silently at its end, and a key cut
-  // short must throw (below) instead.
-  const max = 3 * key.length;
-  if (key.length < REFERENCE_KEY_BYTES && at + 3 + max <= buf.length && nodeUtf8Write !== undefined) {
-    const from = at + 2;
-    const n = nodeUtf8Write.call(buf, key, from, max);
-    if (n === key.length) {
-      // All ASCII: drop the bytes it starts with in common with its length's reference, or become the reference.
-      const ref = refs.at[n]!;
-      let shared = 0;
-      if (ref >= 0) while (shared < n && buf[from + shared] === buf[ref + shared]) shared++;
-      buf[at] = n;
-      if (shared === 0) {
-        refs.at[n] = from;
-        buf[at + 1] = 0;
-        return from + n;
-      }
-      buf[at + 1] = shared;
-      for (let i = shared; i < n; i++) buf[from + i - shared] = buf[from + i]!;
-      return from + n - shared;
-    }
-    // Not ASCII: whole, after a one-byte length, or moved one byte on when its bytes need a second.
-    if (n < 0x80) {
-      buf[at] = n;
-      buf[at + 1] = 0;
-      return from + n;
-    }
-    buf.copyWithin(at + 3, from, from + n);
-    at = putVarint(buf, at, n);
-    buf[at] = 0;
-    return at + 1 + n;
-  }
-  // Long or past the buffer: whole, sharing nothing. A short ASCII key byte by byte (a byte past the buffer is
-  // dropped, and the batch's check of its room throws), and its length's reference: the reader cannot tell
-  // which way it was written.
   const len = key.length;
-  if (len < REFERENCE_KEY_BYTES) {
-    let j = at + 2;
-    let i = 0;
-    for (; i < len; i++) {
-      const c = key.charCodeAt(i);
-      if (c >= 0x80) break;
-      buf[j++] = c;
+  if (len < REFERENCE_KEY_BYTES && nodeUtf8Write !== undefined) {
+    // Every key the queue and workflows write: one native write into the scratch area, whose room for three
+    // bytes per unit means the write is never cut short (then as many bytes as units is all ASCII).
+    const scratch = refs.scratch;
+    const n = nodeUtf8Write.call(refs.bytes, key, scratch, 3 * len);
+    const src = refs.bytes;
+    if (n === len) {
+      const shared = sharedWithReference(refs, n);
+      buf[at] = n;
+      buf[at + 1] = shared;
+      const to = at + 2 - shared;
+      for (let i = shared; i < n; i++) buf[to + i] = src[scratch + i]!;
+      if (shared === 0) {
+        // The new reference: its place in the object (the commit's encoded keys name it) and a copy in its slot.
+        refs.at[n] = at + 2;
+        const words = refs.words;
+        const slot = (n * SLOT_BYTES) >> 2;
+        const from = scratch >> 2;
+        for (let w = 0, end = (n + 3) >> 2; w < end; w++) words[slot + w] = words[from + w]!;
+      }
+      return to + n;
     }
-    if (i === len) {
-      buf[at] = len;
-      buf[at + 1] = 0;
-      refs.at[len] = at + 2;
-      return j;
-    }
+    // Not ASCII: whole.
+    at = putVarint(buf, at, n);
+    buf[at++] = 0;
+    for (let i = 0; i < n; i++) buf[at + i] = src[scratch + i]!;
+    return at + n;
   }
+  // Long: whole, sharing nothing (and never a reference), in two native calls.
   const n = Buffer.byteLength(key, "utf8");
   at = putVarint(buf, at, n);
   buf[at++] = 0;
@@ -429,8 +466,8 @@ function keySpan(keys: EncodedKeys, i: number, buf: Uint8Array, at: number, end:
 export class WalBuilder {
   readonly #w: ByteWriter;
   #batches = 0;
-  /** The reference key of each length under 128 bytes (see `putKey`): the decoder keeps the same, reading in order. */
-  readonly #refs = new KeyReferences();
+  /** The reference key of each length under 128 bytes (see `putKey`): the decoder keeps the same, reading in order. Undefined once sealed (they went to the next builder). */
+  #refs: KeyReferences | undefined = KeyReferences.take();
   #shared = 0;
 
   /** `reuse`: the writer of an earlier builder whose object is stored and no longer read (written over from the start). */
@@ -467,12 +504,13 @@ export class WalBuilder {
   add(ops: readonly BatchOp[], room = batchBound(ops), keys?: EncodedKeys): void {
     const w = this.#w;
     const start = w.pos;
+    const refs = this.#refs;
+    if (refs === undefined) throw new Error("internal: a batch was added to a sealed WAL object");
     try {
       // Room for the whole batch at once (`room` bounds what it writes), then writes that check nothing each.
       w.ensure(room);
       const buf = w.buffer;
       keys?.reserve(ops.length);
-      const refs = this.#refs;
       let shared = 0;
       let at = putVarint(buf, start, ops.length);
       for (let i = 0; i < ops.length; i++) {
@@ -510,7 +548,7 @@ export class WalBuilder {
       // The batch's keys may have become references though none of them stays in the object: a later key must
       // not name one. Keys written from here on share nothing until they are references again (the decoder's
       // older references are then unused, never wrong).
-      this.#refs.clear();
+      refs.clear();
       throw err;
     }
     this.#batches++;
@@ -528,6 +566,9 @@ export class WalBuilder {
     const buf = w.bytes();
     writeHeader(buf, KIND_BATCHES, epoch, seq, this.#batches, distanceField(seq, watermark));
     buf.writeUInt32LE(crc32(buf.subarray(0, end)), end);
+    // Its references go to the next builder (an add after this throws instead of writing over them).
+    if (this.#refs !== undefined) KeyReferences.give(this.#refs);
+    this.#refs = undefined;
     return w.finished();
   }
 }

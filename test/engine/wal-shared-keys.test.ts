@@ -3,7 +3,7 @@
  * share with the last key of its length written whole (wal-format.ts).
  * Seeded batches of keys drawn in order from a few families, mixed with keys
  * that are never references (non-ASCII, 128 bytes and more), in builders of
- * every starting size (the tight path writes near the buffer's end) and
+ * every starting size (keys written near the buffer's end) and
  * with batches that fail part way, must decode as given; the commit's
  * encoded keys must name each key's bytes; damage in a shared length is
  * named; version 1 objects still read.
@@ -67,6 +67,43 @@ function namedBytes(keys: EncodedKeys, i: number): string {
   return Buffer.concat([head, rest]).toString("utf8");
 }
 
+/**
+ * The body of a WAL object of `batches` as the module documentation
+ * describes format version 2, written plainly: each short ASCII key after
+ * the bytes it shares with the last key of its length written whole.
+ */
+function plainBody(batches: readonly (readonly BatchOp[])[]): Buffer {
+  const out: number[] = [];
+  const varint = (v: number) => {
+    for (; v >= 0x80; v = Math.floor(v / 0x80)) out.push((v % 0x80) | 0x80);
+    out.push(v);
+  };
+  const refs = new Map<number, Buffer>();
+  for (const ops of batches) {
+    varint(ops.length);
+    for (const op of ops) {
+      out.push(op.kind === "put" ? 0 : 1);
+      const bytes = Buffer.from(op.key, "utf8");
+      const reference = bytes.length === op.key.length && bytes.length < 128;
+      const ref = reference ? refs.get(bytes.length) : undefined;
+      let shared = 0;
+      while (ref !== undefined && shared < bytes.length && ref[shared] === bytes[shared]) shared++;
+      if (reference && shared === 0) refs.set(bytes.length, bytes);
+      varint(bytes.length);
+      out.push(shared);
+      out.push(...bytes.subarray(shared));
+      if (op.kind === "put") {
+        varint(op.value.byteLength);
+        out.push(...op.value);
+      }
+    }
+  }
+  return Buffer.from(out);
+}
+
+/** The body of a sealed WAL object: between its header and its checksum. */
+const bodyOf = (sealed: Buffer) => sealed.subarray(32, sealed.length - 4);
+
 describe("WAL keys shared with the last key of their length", () => {
   it("decode as given, and name each key's bytes, over seeded batches, starting sizes and failed batches", () => {
     const { random, int } = testRandom("wal shared keys");
@@ -88,7 +125,7 @@ describe("WAL keys shared with the last key of their length", () => {
           expect(() => w.add(failing, batchBound(ops) * 3 + 64, keys)).toThrow(RangeError);
           continue;
         }
-        // A room between what the batch takes and the bound, so that keys near the buffer's end take the byte-by-byte path.
+        // A room between what the batch takes and the bound, so that keys are written near the buffer's end.
         const room = wholeSize(ops) + (random() < 0.5 ? int(8) : int(batchBound(ops) - wholeSize(ops) + 1));
         w.add(ops, room, keys);
         for (let i = 0; i < ops.length; i++) expect(namedBytes(keys, i), `object ${object} batch ${b} op ${i}`).toBe(ops[i]!.key);
@@ -98,6 +135,67 @@ describe("WAL keys shared with the last key of their length", () => {
       if (obj.kind !== "batches") throw new Error("not a batch object");
       const show = (bs: BatchOp[][]) => bs.map((ops) => ops.map((op) => [op.kind, op.key, op.kind === "put" ? dec(op.value) : null]));
       expect(show(obj.batches), `object ${object}`).toEqual(show(added));
+    }
+  });
+
+  it("writes the bytes the format describes, keys that differ in any byte of their last word included", () => {
+    const { random, int } = testRandom("wal shared keys bytes");
+    const nextKey = keyMaker(random, int);
+    for (let object = 0; object < 100; object++) {
+      const w = new WalBuilder(16 + int(300));
+      const added: BatchOp[][] = [];
+      for (let b = 0, batches = 1 + int(30); b < batches; b++) {
+        const ops: BatchOp[] = [];
+        for (let o = 0, n = int(9); o < n; o++) {
+          const key = nextKey();
+          ops.push(random() < 0.3 ? { kind: "delete", key } : { kind: "put", key, value: enc(`v${b}.${o}`) });
+        }
+        w.add(ops);
+        added.push(ops);
+      }
+      expect(bodyOf(w.seal(2, 9)).equals(plainBody(added)), `object ${object}`).toBe(true);
+    }
+    // Every length under 12 and every byte a key can first differ at, after keys of other lengths (whose bytes
+    // lie past the shorter keys' ends in the encoder's working copies) and keys equal to their reference.
+    const w = new WalBuilder(64);
+    const added: BatchOp[][] = [];
+    for (let len = 1; len < 12; len++) {
+      const base = "k".repeat(len);
+      const ops: BatchOp[] = [
+        { kind: "delete", key: "m".repeat(len + 3) },
+        { kind: "delete", key: base },
+      ];
+      for (let at = 0; at < len; at++) {
+        ops.push({ kind: "delete", key: `${base.slice(0, at)}x${base.slice(at + 1)}` });
+        ops.push({ kind: "delete", key: "q".repeat(len + 1 + (at % 3)) });
+      }
+      ops.push({ kind: "delete", key: base });
+      w.add(ops);
+      added.push(ops);
+    }
+    expect(bodyOf(w.seal(1, 3)).equals(plainBody(added))).toBe(true);
+  });
+
+  it("a sealed object's references do not reach the next object, and a sealed object takes no more batches", () => {
+    const first = new WalBuilder(64);
+    first.add([{ kind: "delete", key: "j/0000000001" }]);
+    const open = new WalBuilder(64);
+    open.add([{ kind: "delete", key: "j/0000000777" }]);
+    first.seal(1, 3);
+    expect(() => first.add([{ kind: "delete", key: "j/0000000002" }])).toThrow(/added to a sealed WAL object/);
+    // The next builder takes the sealed one's working references: its first key of that length is whole.
+    const next = new WalBuilder(64);
+    next.add([{ kind: "delete", key: "j/0000000002" }]);
+    next.add([{ kind: "delete", key: "j/0000000003" }]);
+    open.add([{ kind: "delete", key: "j/0000000778" }]);
+    for (const [w, seq, keys] of [
+      [next, 4, ["j/0000000002", "j/0000000003"]],
+      [open, 5, ["j/0000000777", "j/0000000778"]],
+    ] as const) {
+      const sealed = w.seal(1, seq);
+      expect(sealed.readUInt8(32 + 3), "the first key shares nothing").toBe(0);
+      const obj = decodeWal(`wal/${seq}`, sealed, seq);
+      expect(obj.kind === "batches" && obj.batches.flat().map((o) => o.key)).toEqual(keys);
     }
   });
 
@@ -111,11 +209,11 @@ describe("WAL keys shared with the last key of their length", () => {
     expect(obj.kind === "batches" && obj.batches.map((b) => b.map((o) => o.key))).toEqual([["j/0000000001"], ["j/0000000998"]]);
   });
 
-  it("a key written byte by byte near the buffer's end is its length's reference, as the reader takes it", () => {
+  it("a key written near the buffer's end is its length's reference, as the reader takes it", () => {
     const w = new WalBuilder(128);
     w.add([{ kind: "delete", key: "z/aaaaaa" }]);
-    // A batch that leaves 20 bytes in the buffer: the next key (12 bytes with its batch) fits, but not the
-    // three bytes per unit the native write needs, so it is written byte by byte.
+    // A batch that leaves 20 bytes in the buffer: the next key (12 bytes with its batch) fits, but not three
+    // bytes per unit (what a write of the key straight into the buffer would need).
     const left = () => w.writer.buffer.length - (w.byteLength - 4);
     w.add([{ kind: "put", key: "pad", value: new Uint8Array(left() - 20 - 8) }], left());
     expect(left()).toBe(20);
