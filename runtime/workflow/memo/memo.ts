@@ -35,6 +35,17 @@ export function contentKeyOf(input: unknown): string {
   return `content:${sha256Hex(encodeValue(input))}`;
 }
 
+/**
+ * The step of a replay record, from its key past the run's replay root: the
+ * first segment, or the second under a memo set (`@...`); NaN for no step.
+ * A redrive clears the step's records of every memo set: a set other than
+ * the run's own is an ended run's, which nothing reads again.
+ */
+function replayStepOf(underRoot: string): number {
+  const parts = underRoot.split("/");
+  return Number(parts[0]!.startsWith("@") ? parts[1] : parts[0]);
+}
+
 /** Sets the list a memo notes its writes in; assigned by `Memo`'s static block, which alone reaches the private field. */
 let setWriteWatcher: (memo: Memo, written: string[]) => void;
 
@@ -62,6 +73,8 @@ export class Memo {
   readonly runId: string;
   /** The step number, or `"run"` for the run-scoped namespace. */
   readonly scope: number | "run";
+  /** The memo set of the run's submission (see `RunRecord.memoSet`); `undefined` for a run submitted before memo sets existed. */
+  readonly memoSet: string | undefined;
   /** Where each write is noted (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
   #written: string[] | undefined;
 
@@ -72,11 +85,12 @@ export class Memo {
   }
 
   /** Prefer `MemoStore.newMemo` / `MemoStore.runMemo`. */
-  constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run") {
+  constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run", memoSet?: string) {
     this.#store = store;
     this.#prefix = memoPrefix;
     this.runId = runId;
     this.scope = scope;
+    this.memoSet = memoSet;
   }
 
   /** The step number of a per-step memo, `undefined` for the run memo. */
@@ -85,7 +99,7 @@ export class Memo {
   }
 
   #objectKey(key: string): string {
-    return memoEntryKey(this.#prefix, this.runId, this.scope, key);
+    return memoEntryKey(this.#prefix, this.runId, this.scope, key, this.memoSet);
   }
 
   #checkWritable(key: string): void {
@@ -220,14 +234,18 @@ export class MemoStore {
     return other;
   }
 
-  /** The per-step memo of `(runId, step)`. */
-  newMemo(runId: string, step: number): Memo {
-    return new Memo(this.store, this.prefix, runId, step);
+  /**
+   * The per-step memo of `(runId, step)` in the memo set `memoSet` (the
+   * run's `memoSet`, which `inspectRun` reports; without it, the memos of a
+   * run submitted before memo sets existed).
+   */
+  newMemo(runId: string, step: number, memoSet?: string): Memo {
+    return new Memo(this.store, this.prefix, runId, step, memoSet);
   }
 
-  /** The run-scoped memo of `runId`. */
-  runMemo(runId: string): Memo {
-    return new Memo(this.store, this.prefix, runId, "run");
+  /** The run-scoped memo of `runId` in the memo set `memoSet` (see `newMemo`). */
+  runMemo(runId: string, memoSet?: string): Memo {
+    return new Memo(this.store, this.prefix, runId, "run", memoSet);
   }
 
   /**
@@ -246,7 +264,7 @@ export class MemoStore {
         listed.push(o.key);
         if (listed.length >= CLEAR_CHUNK) break;
       }
-      const doomed = listed.filter((k) => Number(k.slice(root.length).split("/")[0]) >= fromStep);
+      const doomed = listed.filter((k) => replayStepOf(k.slice(root.length)) >= fromStep);
       await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
       if (listed.length < CLEAR_CHUNK) return;
       startAfter = listed[listed.length - 1];
