@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { LocalStore, MemoryStore, MemoStore, type ObjectStore, StepError, StepOutcome, type StepRunner } from "taquba";
 import { runIndexKey } from "../../runtime/workflow/runs/run-index.js";
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
-import { runKey } from "../../runtime/workflow/records/kv-keys.js";
+import { memoSetSegment as memoSetSegmentOf, runKey } from "../../runtime/workflow/records/kv-keys.js";
 import { decodeRunRecord, encodeRunRecord } from "../../runtime/workflow/records/records.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dec, enc, openEnv, overInline, runnerOf } from "./helpers.js";
@@ -199,6 +199,82 @@ describe("a run submitted before memo sets existed", () => {
       expect(after).toEqual(["step 0", "run 0", "step 1"]);
       await new MemoStore(env.store, MEMO_PREFIX).clearMemosForRun("legacy");
       expect(await keysUnder(env.store, `${MEMO_PREFIX}/memos/legacy/`)).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+});
+
+describe("memo retention of a run id submitted again", () => {
+  it("removes the earlier run's memo set when its window ends, keeping the later run's, and a redriven run's own set", async () => {
+    let failNext = false;
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.memo.memoized("k", async () => dec(s.payload));
+        await s.runMemo.put("r", s.payload);
+        if (failNext) {
+          failNext = false;
+          throw StepError.permanent("fails once");
+        }
+        return StepOutcome.succeed(s.payload);
+      }),
+      { store: new MemoryStore(), configure: (b) => b.memoRetention(60_000).stepOutputReplay() },
+    );
+    try {
+      const setKeys = async (set: string | undefined) => {
+        const seg = (await keysUnder(env.store, `${MEMO_PREFIX}/memos/a/`)).concat(await keysUnder(env.store, `${MEMO_PREFIX}/step-outputs/a/`));
+        return seg.filter((k) => set !== undefined && k.includes(`/a/${memoSetSegmentOf(set)}/`)).length;
+      };
+      failNext = true;
+      await env.runtime.submit({ runId: "a", input: enc("one") });
+      expect((await env.runtime.wait("a")).outcome!.status).toBe("failed");
+      const first = (await env.runtime.inspectRun("a"))!.memoSet;
+      // Redriven: a later end of the same submission; the window of the earlier end runs out first.
+      await env.runtime.retryRun("a");
+      expect((await env.runtime.wait("a")).outcome!.status).toBe("succeeded");
+      env.clock.advance(30_000);
+      await env.runtime.submit({ runId: "a", input: enc("two") });
+      expect((await env.runtime.wait("a")).outcome!.status).toBe("succeeded");
+      const second = (await env.runtime.inspectRun("a"))!.memoSet;
+      expect(await setKeys(first)).toBe(3);
+      expect(await setKeys(second)).toBe(3);
+      // The failed end's window and the redriven end's window have run out; the later run's has not.
+      env.clock.advance(31_000);
+      await env.runtime.sweepMemos();
+      expect(await setKeys(first)).toBe(0);
+      expect(await setKeys(second)).toBe(3);
+      expect(dec((await env.runtime.outcome("a"))!.result)).toBe("two");
+      env.clock.advance(60_000);
+      expect(await env.runtime.sweepMemos()).toBe(1);
+      expect(await keysUnder(env.store, `${MEMO_PREFIX}/memos/a/`)).toEqual([]);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("keeps a redriven run's set when an earlier end's window runs out", async () => {
+    let failNext = true;
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.runMemo.memoized("k", async () => dec(s.payload));
+        if (failNext) {
+          failNext = false;
+          throw StepError.permanent("fails once");
+        }
+        return StepOutcome.succeed(s.payload);
+      }),
+      { store: new MemoryStore(), configure: (b) => b.memoRetention(60_000) },
+    );
+    try {
+      await env.runtime.submit({ runId: "b", input: enc("one") });
+      expect((await env.runtime.wait("b")).outcome!.status).toBe("failed");
+      env.clock.advance(30_000);
+      await env.runtime.retryRun("b");
+      expect((await env.runtime.wait("b")).outcome!.status).toBe("succeeded");
+      env.clock.advance(31_000);
+      // The failed end's marker is stale: the run's own set stays.
+      await env.runtime.sweepMemos();
+      expect(await keysUnder(env.store, `${MEMO_PREFIX}/memos/b/`)).toHaveLength(1);
     } finally {
       await env.stop();
     }

@@ -8,7 +8,7 @@
 import type { ObjectStore } from "../../store/object-store.js";
 import { listedUnder } from "../../store/listing-pages.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
-import { memoEntryKey, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix } from "../records/kv-keys.js";
+import { memoEntryKey, memoSetSegment, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix } from "../records/kv-keys.js";
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
 import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
@@ -294,9 +294,24 @@ export class MemoStore {
     this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
   }
 
-  async #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
+  /**
+   * @internal Removes the memo entries and replay records of one memo set
+   * of `runId` (an ended run's, which a later submission of the id replaced);
+   * the other sets, and the run's result records, stay. Returns how many
+   * objects it removed.
+   */
+  clearMemoSet(runId: string, memoSet: string): Promise<number> {
+    const seg = `${memoSetSegment(memoSet)}/`;
+    return this.#clearUnder([`${runMemoRoot(this.prefix, runId)}${seg}`, `${runReplayRoot(this.prefix, runId)}${seg}`], undefined);
+  }
+
+  #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
+    return this.#clearUnder([runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId), runResultPrefix(this.prefix, runId)], signal);
+  }
+
+  async #clearUnder(roots: readonly string[], signal: AbortSignal | undefined): Promise<number> {
     let removed = 0;
-    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId), runResultPrefix(this.prefix, runId)]) {
+    for (const root of roots) {
       let startAfter: string | undefined;
       for (;;) {
         if (signal?.aborted === true) return removed;

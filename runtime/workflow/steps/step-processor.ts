@@ -379,6 +379,7 @@ function terminationBase(
     runId,
     incarnation: run.incarnation,
     memoPrefix: memos.prefix,
+    memoSet: run.memoSet,
     finalStep: step,
     // Only a step continued on a signal has signal keys its end must delete (see `releaseStepSignal`).
     finalStepWaited: ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined,
