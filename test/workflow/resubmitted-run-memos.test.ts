@@ -7,7 +7,7 @@
  * with the memos it wrote; `clearMemosForRun` removes every submission's.
  */
 import { describe, expect, it } from "vitest";
-import { LocalStore, MemoryStore, MemoStore, type ObjectStore, StepError, StepOutcome, type StepRunner } from "taquba";
+import { LocalStore, MemoryStore, MemoStore, type ObjectStore, StepError, StepOutcome, type StepRunner, ValidationError } from "taquba";
 import { runIndexKey } from "../../runtime/workflow/runs/run-index.js";
 import { decodeIndexEntry, encodeIndexEntry } from "../../runtime/workflow/runs/run-index.js";
 import { memoSetSegment as memoSetSegmentOf, runKey } from "../../runtime/workflow/records/kv-keys.js";
@@ -151,6 +151,20 @@ describe.each(stores)("a run id submitted again after its run ended, over %s", (
     } finally {
       await env.stop();
     }
+  });
+});
+
+describe("a memo set named from outside a step", () => {
+  it("is refused with a ValidationError when it is no run's memoSet, and nothing is written", async () => {
+    const store = new MemoryStore();
+    const memos = new MemoStore(store, MEMO_PREFIX);
+    for (const bad of ["", 7, null, {}, Symbol("s")]) {
+      expect(() => memos.newMemo("a", 0, bad as never)).toThrow(ValidationError);
+      expect(() => memos.runMemo("a", bad as never)).toThrow(ValidationError);
+      await expect(memos.clearMemoSet("a", bad as never)).rejects.toBeInstanceOf(ValidationError);
+    }
+    await expect(memos.clearMemoSet("a", undefined as never)).rejects.toBeInstanceOf(ValidationError);
+    expect(await keysUnder(store, "")).toEqual([]);
   });
 });
 

@@ -15,6 +15,7 @@ import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
 import { checkMemoKey, checkMemoPrefix, checkMemoValue, excerpt } from "../limits.js";
 import { checkStoreArg } from "../../store/store-check.js";
 import { ValidationError } from "../../errors.js";
+import { describeValue } from "../../option-values.js";
 import { bytesAtCall } from "../bytes-at-call.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
@@ -191,6 +192,12 @@ export class Memo {
   }
 }
 
+/** `memoSet` as a memo store takes it: absent, or a run's `memoSet` (a string); anything else is a `ValidationError`. */
+function checkMemoSet(memoSet: unknown): string | undefined {
+  if (memoSet === undefined || (typeof memoSet === "string" && memoSet.length > 0)) return memoSet;
+  throw new ValidationError(`a memo set must be a run's memoSet (a non-empty string, as inspectRun reports it) or absent, got ${describeValue(memoSet)}`);
+}
+
 /** Set while `MemoStore.withPrefix` builds a store beside a checked one (see the constructor). */
 let derived = false;
 
@@ -240,12 +247,12 @@ export class MemoStore {
    * run submitted before memo sets existed).
    */
   newMemo(runId: string, step: number, memoSet?: string): Memo {
-    return new Memo(this.store, this.prefix, runId, step, memoSet);
+    return new Memo(this.store, this.prefix, runId, step, checkMemoSet(memoSet));
   }
 
   /** The run-scoped memo of `runId` in the memo set `memoSet` (see `newMemo`). */
   runMemo(runId: string, memoSet?: string): Memo {
-    return new Memo(this.store, this.prefix, runId, "run", memoSet);
+    return new Memo(this.store, this.prefix, runId, "run", checkMemoSet(memoSet));
   }
 
   /**
@@ -300,8 +307,10 @@ export class MemoStore {
    * the other sets, and the run's result records, stay. Returns how many
    * objects it removed.
    */
-  clearMemoSet(runId: string, memoSet: string): Promise<number> {
-    const seg = `${memoSetSegment(memoSet)}/`;
+  async clearMemoSet(runId: string, memoSet: string): Promise<number> {
+    const set = checkMemoSet(memoSet);
+    if (set === undefined) throw new ValidationError("clearMemoSet takes the memo set to clear (a run's memoSet)");
+    const seg = `${memoSetSegment(set)}/`;
     return this.#clearUnder([`${runMemoRoot(this.prefix, runId)}${seg}`, `${runReplayRoot(this.prefix, runId)}${seg}`], undefined);
   }
 
