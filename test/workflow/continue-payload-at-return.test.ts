@@ -37,7 +37,7 @@ function changingRunner(continueWith: (payload: Uint8Array) => StepOutcome, befo
 describe("a continuing step's payload taken at the runner's return", () => {
   it("with step output replay, a payload changed while the replay record is written reaches the next step as returned", async () => {
     // Step 0's replay record held (its settlement waits for it); later ones pass.
-    const gated = new GatedStore(new MemoryStore(), (key) => key.includes("/step-outputs/r1/0/"));
+    const gated = new GatedStore(new MemoryStore(), (key) => /\/step-outputs\/r1\/@[^/]+\/0\//.test(key));
     const { runner, seen, state } = changingRunner((p) => StepOutcome.continueNow(p));
     const env = await openEnv(runner, { store: gated, configure: (b) => b.stepOutputReplay() });
     try {

@@ -61,6 +61,9 @@ async function crashAndCheck(nRuns: number, seedName: string, maxDelayMs: number
     const outcome = await runtime.outcome(runId);
     const result = new TextDecoder().decode(outcome!.result);
     const parts = result.split(";").filter(Boolean);
+    // The run's own memos: those of its submission of the id.
+    const memoSet = (await runtime.inspectRun(runId))?.memoSet;
+    expect(memoSet).toBeDefined();
     expect(parts.map((p) => p.split("=")[0])).toEqual(["0", "1", "2", "3", "4"]);
     for (const p of parts) {
       const [step, nonce] = p.split("=") as [string, string];
@@ -68,7 +71,7 @@ async function crashAndCheck(nRuns: number, seedName: string, maxDelayMs: number
       // The nonce the run carried is the memoized one, and the side effect that produced it ran.
       expect(logged).toContain(nonce);
       // Every later delivery observed the memoized value: the one the run carried.
-      const memo = await memos.newMemo(runId, Number(step)).memoized("effect", async () => "absent");
+      const memo = await memos.newMemo(runId, Number(step), memoSet).memoized("effect", async () => "absent");
       expect(memo).toBe(nonce);
       duplicates += logged.length - 1;
     }

@@ -21,12 +21,17 @@
  * parent's id (submitted again after the end) never reads the child, so it
  * does not keep it.
  *
+ * The marker of a run whose id was submitted again after it ended is stale
+ * (the run under the id is another), but the memo set of the ended run is
+ * removed with it: no later run reads that set, and without this a run id
+ * submitted again and again would keep every earlier run's entries.
+ *
  * A damaged marker (or the damaged terminal record it points at) does not
  * stop the sweep: it is reported once (logged with its run id, counted in
  * `taquba.retention.unreadable`), left in place with the run's memo, and
  * the pass goes on past it.
  */
-import { decodeMarkerValue } from "../runs/terminal.js";
+import { decodeMarkerValue, type MarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeRunRecord, decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
@@ -51,7 +56,10 @@ const REPORTED_MAX = 1024;
 export interface MemoSweepCounts {
   /** Runs whose memo entries and records the pass cleared (with their markers). */
   swept: number;
-  /** Markers of an earlier end of a run that was re-opened (or submitted again) since: removed, the run and its memo kept. */
+  /**
+   * Markers of an earlier end of a run that was re-opened (or submitted again) since: removed, the run
+   * and its memo kept, but for the memo set of an ended run whose id was submitted again since.
+   */
   stale: number;
   /** Markers of child runs whose parent is still known, moved one retention window on. */
   deferred: number;
@@ -188,8 +196,11 @@ export class MemoSweeper {
       const tk = terminalRecordKey(core.queueName, m.suffix);
       const t = await core.queue.kvGet(tk);
       const terminal = t === null ? null : decodeTerminalRecord(t, tk);
-      if (terminal !== null && terminal.token !== marker.token) return "stale";
-      if (t === null && (await core.queue.kvGet(runKey(core.queueName, m.suffix))) !== null) return "stale";
+      const rb = t === null ? await core.queue.kvGet(runKey(core.queueName, m.suffix)) : null;
+      if ((terminal !== null && terminal.token !== marker.token) || rb !== null) {
+        await this.#clearReplacedSet(m.suffix, marker, terminal, rb);
+        return "stale";
+      }
       if (t !== null && terminal !== null && (await this.#parentKnown(terminal))) {
         // Moved in one commit with the terminal record unchanged, so a re-opening in between wins.
         const effects = core.terminal.markers.add(
@@ -218,6 +229,32 @@ export class MemoSweeper {
     });
     if (done !== "deferred") await core.queue.kvCompareAndDelete(m.key, m.value);
     return done;
+  }
+
+  /**
+   * Removes the memo set of the ended run a stale marker belongs to, when the
+   * run under its id now (`terminal` ended, or `run` active) is of another
+   * set: a later submission, which a set it replaced never comes back to. A
+   * redrive keeps the set (the entries stay); a run whose set cannot be
+   * read keeps it too, until the run under the id is swept.
+   */
+  async #clearReplacedSet(runId: string, marker: MarkerValue, terminal: TerminalRecord | null, run: Uint8Array | null): Promise<void> {
+    if (marker.memoSet === undefined) return;
+    const q = this.#core.queueName;
+    let now: string | undefined;
+    try {
+      if (run !== null) now = decodeRunRecord(run, runKey(q, runId)).memoSet;
+      else if (terminal?.submittedAtMs !== undefined) {
+        const key = runIndexKey(q, terminal.submittedAtMs, runId);
+        const bytes = await this.#core.queue.kvGet(key);
+        now = bytes === null ? undefined : decodeIndexEntry(bytes, key).memoSet;
+      }
+    } catch {
+      // A damaged record names no set: nothing is cleared (its own reader reports it).
+      return;
+    }
+    if (now === undefined || now === marker.memoSet) return;
+    await this.#core.memos.withPrefix(marker.memoPrefix).clearMemoSet(runId, marker.memoSet);
   }
 
   /** Whether the run that ended as `terminal` is a child whose parent still has records (see the module comment). */

@@ -8,13 +8,14 @@
 import type { ObjectStore } from "../../store/object-store.js";
 import { listedUnder } from "../../store/listing-pages.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
-import { memoEntryKey, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix } from "../records/kv-keys.js";
+import { memoEntryKey, memoSetSegment, runMemoRoot, runReplayRoot, runResultKey, runResultPrefix } from "../records/kv-keys.js";
 import { decodeOutcomeRecord, encodeOutcomeRecord, type OutcomeRecord } from "../records/records.js";
 import { RUN_OUTCOME_MEMO_KEY } from "../records/reserved.js";
 import { MemoUnavailableError, ReservedKeyError } from "../workflow-errors.js";
 import { checkMemoKey, checkMemoPrefix, checkMemoValue, excerpt } from "../limits.js";
 import { checkStoreArg } from "../../store/store-check.js";
 import { ValidationError } from "../../errors.js";
+import { describeValue } from "../../option-values.js";
 import { bytesAtCall } from "../bytes-at-call.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
@@ -33,6 +34,17 @@ function legacyOutcomeRecordKey(prefix: string, runId: string, token: string): s
 /** The memo key {@link Memo.memoizedByContent} derives from an input value. */
 export function contentKeyOf(input: unknown): string {
   return `content:${sha256Hex(encodeValue(input))}`;
+}
+
+/**
+ * The step of a replay record, from its key past the run's replay root: the
+ * first segment, or the second under a memo set (`@...`); NaN for no step.
+ * A redrive clears the step's records of every memo set: a set other than
+ * the run's own is an ended run's, which nothing reads again.
+ */
+function replayStepOf(underRoot: string): number {
+  const parts = underRoot.split("/");
+  return Number(parts[0]!.startsWith("@") ? parts[1] : parts[0]);
 }
 
 /** Sets the list a memo notes its writes in; assigned by `Memo`'s static block, which alone reaches the private field. */
@@ -62,6 +74,8 @@ export class Memo {
   readonly runId: string;
   /** The step number, or `"run"` for the run-scoped namespace. */
   readonly scope: number | "run";
+  /** The memo set of the run's submission (see `RunRecord.memoSet`); `undefined` for a run submitted before memo sets existed. */
+  readonly memoSet: string | undefined;
   /** Where each write is noted (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
   #written: string[] | undefined;
 
@@ -72,11 +86,12 @@ export class Memo {
   }
 
   /** Prefer `MemoStore.newMemo` / `MemoStore.runMemo`. */
-  constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run") {
+  constructor(store: ObjectStore, memoPrefix: string, runId: string, scope: number | "run", memoSet?: string) {
     this.#store = store;
     this.#prefix = memoPrefix;
     this.runId = runId;
     this.scope = scope;
+    this.memoSet = memoSet;
   }
 
   /** The step number of a per-step memo, `undefined` for the run memo. */
@@ -85,7 +100,7 @@ export class Memo {
   }
 
   #objectKey(key: string): string {
-    return memoEntryKey(this.#prefix, this.runId, this.scope, key);
+    return memoEntryKey(this.#prefix, this.runId, this.scope, key, this.memoSet);
   }
 
   #checkWritable(key: string): void {
@@ -177,6 +192,12 @@ export class Memo {
   }
 }
 
+/** `memoSet` as a memo store takes it: absent, or a run's `memoSet` (a string); anything else is a `ValidationError`. */
+function checkMemoSet(memoSet: unknown): string | undefined {
+  if (memoSet === undefined || (typeof memoSet === "string" && memoSet.length > 0)) return memoSet;
+  throw new ValidationError(`a memo set must be a run's memoSet (a non-empty string, as inspectRun reports it) or absent, got ${describeValue(memoSet)}`);
+}
+
 /** Set while `MemoStore.withPrefix` builds a store beside a checked one (see the constructor). */
 let derived = false;
 
@@ -220,14 +241,18 @@ export class MemoStore {
     return other;
   }
 
-  /** The per-step memo of `(runId, step)`. */
-  newMemo(runId: string, step: number): Memo {
-    return new Memo(this.store, this.prefix, runId, step);
+  /**
+   * The per-step memo of `(runId, step)` in the memo set `memoSet` (the
+   * run's `memoSet`, which `inspectRun` reports; without it, the memos of a
+   * run submitted before memo sets existed).
+   */
+  newMemo(runId: string, step: number, memoSet?: string): Memo {
+    return new Memo(this.store, this.prefix, runId, step, checkMemoSet(memoSet));
   }
 
-  /** The run-scoped memo of `runId`. */
-  runMemo(runId: string): Memo {
-    return new Memo(this.store, this.prefix, runId, "run");
+  /** The run-scoped memo of `runId` in the memo set `memoSet` (see `newMemo`). */
+  runMemo(runId: string, memoSet?: string): Memo {
+    return new Memo(this.store, this.prefix, runId, "run", checkMemoSet(memoSet));
   }
 
   /**
@@ -246,7 +271,7 @@ export class MemoStore {
         listed.push(o.key);
         if (listed.length >= CLEAR_CHUNK) break;
       }
-      const doomed = listed.filter((k) => Number(k.slice(root.length).split("/")[0]) >= fromStep);
+      const doomed = listed.filter((k) => replayStepOf(k.slice(root.length)) >= fromStep);
       await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
       if (listed.length < CLEAR_CHUNK) return;
       startAfter = listed[listed.length - 1];
@@ -276,9 +301,26 @@ export class MemoStore {
     this.#outcomes.dropUnder(runMemoRoot(this.prefix, runId));
   }
 
-  async #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
+  /**
+   * @internal Removes the memo entries and replay records of one memo set
+   * of `runId` (an ended run's, which a later submission of the id replaced);
+   * the other sets, and the run's result records, stay. Returns how many
+   * objects it removed.
+   */
+  async clearMemoSet(runId: string, memoSet: string): Promise<number> {
+    const set = checkMemoSet(memoSet);
+    if (set === undefined) throw new ValidationError("clearMemoSet takes the memo set to clear (a run's memoSet)");
+    const seg = `${memoSetSegment(set)}/`;
+    return this.#clearUnder([`${runMemoRoot(this.prefix, runId)}${seg}`, `${runReplayRoot(this.prefix, runId)}${seg}`], undefined);
+  }
+
+  #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
+    return this.#clearUnder([runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId), runResultPrefix(this.prefix, runId)], signal);
+  }
+
+  async #clearUnder(roots: readonly string[], signal: AbortSignal | undefined): Promise<number> {
     let removed = 0;
-    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId), runResultPrefix(this.prefix, runId)]) {
+    for (const root of roots) {
       let startAfter: string | undefined;
       for (;;) {
         if (signal?.aborted === true) return removed;

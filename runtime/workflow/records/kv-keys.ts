@@ -30,8 +30,13 @@
  * the run record names, so every runtime of the step queue finds them; it
  * defaults to `{q}-memo`, and runtimes of different step queues must not
  * share one):
- * - `{prefix}/memos/{runId}/{step}/{sha256(key)}` and `{prefix}/memos/{runId}/run/{sha256(key)}`;
- * - `{prefix}/step-outputs/{runId}/{step}/{sha256(payload)}`: replay records;
+ * - `{prefix}/memos/{runId}/@{set}/{step}/{sha256(key)}` and `{prefix}/memos/{runId}/@{set}/run/{sha256(key)}`,
+ *   with `set` a hash of the run record's `memoSet`: each submission of the
+ *   run id has its own, so a run submitted again after its end never reads
+ *   the memos of the run before it. Runs submitted by earlier versions have
+ *   no memo set and keep theirs one level up (`{prefix}/memos/{runId}/{step}/...`);
+ * - `{prefix}/step-outputs/{runId}/@{set}/{step}/{sha256(payload)}`: replay
+ *   records (without `@{set}/` for runs submitted by earlier versions);
  * - `{prefix}/run-results/{h[0..2]}/{h}.{sha256(token)}` with `h = sha256(runId)`:
  *   run result records, one per terminating settlement whose outcome is too
  *   large for its terminal record. They share 256
@@ -95,11 +100,20 @@ export const terminalDedupKey = (runId: string, token: string): string => `run:$
 
 /** Object prefix of every memo entry of a run (both namespaces), ending in `/`. */
 export const runMemoRoot = (memoPrefix: string, runId: string): string => `${memoPrefix}/memos/${runId}/`;
-/** Object prefix of a memo namespace: a step number, or `"run"` for the run-scoped one. */
-export const memoNamespacePrefix = (memoPrefix: string, runId: string, scope: number | "run"): string => `${runMemoRoot(memoPrefix, runId)}${scope}/`;
+/**
+ * The folder of one submission's memos under a run's memo or replay root:
+ * `@` and a hash of the run record's `memoSet`, never a step number or
+ * `run`, which is where runs submitted before memo sets existed keep theirs.
+ */
+export const memoSetSegment = (memoSet: string): string => `@${sha256Hex(memoSet).slice(0, 32)}`;
+/** Where the namespaces of one submission's memos start under `root` (a run's memo or replay root): `root` itself for a run without a memo set. */
+const memoSetRoot = (root: string, memoSet: string | undefined): string => (memoSet === undefined ? root : `${root}${memoSetSegment(memoSet)}/`);
+/** Object prefix of a memo namespace: a step number, or `"run"` for the run-scoped one, of the submission whose memo set is `memoSet`. */
+export const memoNamespacePrefix = (memoPrefix: string, runId: string, scope: number | "run", memoSet?: string): string =>
+  `${memoSetRoot(runMemoRoot(memoPrefix, runId), memoSet)}${scope}/`;
 /** Object key of one memo entry; user keys are hashed so any string is a valid key. */
-export const memoEntryKey = (memoPrefix: string, runId: string, scope: number | "run", userKey: string): string =>
-  `${memoNamespacePrefix(memoPrefix, runId, scope)}${sha256Hex(userKey)}`;
+export const memoEntryKey = (memoPrefix: string, runId: string, scope: number | "run", userKey: string, memoSet?: string): string =>
+  `${memoNamespacePrefix(memoPrefix, runId, scope, memoSet)}${sha256Hex(userKey)}`;
 /** Object key prefix of every run result record of `runId` (not a folder: the records of many runs share one). */
 export const runResultPrefix = (memoPrefix: string, runId: string): string => {
   const h = sha256Hex(runId);
@@ -110,5 +124,5 @@ export const runResultKey = (memoPrefix: string, runId: string, token: string): 
 /** Object prefix of every replay record of a run, ending in `/`. */
 export const runReplayRoot = (memoPrefix: string, runId: string): string => `${memoPrefix}/step-outputs/${runId}/`;
 /** Object key of the replay record of one delivery of a step with `payload`. */
-export const replayRecordKey = (memoPrefix: string, runId: string, step: number, payload: Uint8Array): string =>
-  `${runReplayRoot(memoPrefix, runId)}${step}/${sha256Hex(payload)}`;
+export const replayRecordKey = (memoPrefix: string, runId: string, step: number, payload: Uint8Array, memoSet?: string): string =>
+  `${memoSetRoot(runReplayRoot(memoPrefix, runId), memoSet)}${step}/${sha256Hex(payload)}`;

@@ -49,6 +49,14 @@ export interface RunRecord {
    * Absent in records written before it existed (the runtime's own prefix).
    */
   memoPrefix?: string;
+  /**
+   * The memo set of this submission (step 0's job id, kept by `retryRun`):
+   * its steps' memo entries and replay records live under it, so a run
+   * submitted again under the id after its end reads none of the earlier
+   * run's. Absent in records written before it existed: their memos sit
+   * where those versions put them, which the run keeps reading.
+   */
+  memoSet?: string;
 }
 
 /** A child run's link to the run that started it. */
@@ -286,7 +294,7 @@ export function runRecordForCommit(r: RunRecord, target: CommitTarget): CommitOn
   return encodeForCommit(compact(r), target);
 }
 
-const RUN_OPTIONAL = fieldsOf<RunRecord>("submission", "priority", "maxAttempts", "cancelRequested", "group", "parent", "hasChildren", "memoPrefix");
+const RUN_OPTIONAL = fieldsOf<RunRecord>("submission", "priority", "maxAttempts", "cancelRequested", "group", "parent", "hasChildren", "memoPrefix", "memoSet");
 const PARENT_OPTIONAL = fieldsOf<ParentRef>("parentClose", "submission");
 
 export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
@@ -300,6 +308,7 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
       if (!isStrMap(v.headers)) return "has malformed headers";
       if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
       if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
+      if (!absentOr(v.memoSet, isStr)) return "has a malformed memo set";
       if (!absentOr(v.submission, isStr)) return "has a malformed submission";
       if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
         return "has a malformed group";

@@ -54,6 +54,7 @@ export function stageSubmission(
   if (group !== undefined) entry.group = { id: groupName ?? group.id, key: group.key, tag: group.id };
   if (run.parent !== undefined) entry.parent = { ...run.parent };
   if (run.submission !== undefined) entry.submission = run.submission;
+  if (run.memoSet !== undefined) entry.memoSet = run.memoSet;
   if (input !== undefined && input.byteLength <= INDEX_INPUT_BYTES) entry.input = input;
   stageCommitOnly(effects, runIndexKey(q, submittedAtMs, runId), indexEntryForCommit(entry, target));
   if (named !== undefined) effects.kvPut(runNameKey(q, named.name, submittedAtMs, runId), EMPTY_VALUE);

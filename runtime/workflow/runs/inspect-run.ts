@@ -83,6 +83,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
   }
   const records = await readSteps(reads, runId);
   const steps = publicSteps(records, entry);
+  const memoSet = r.kind === "active" ? r.run.memoSet : entry?.memoSet;
   const rk = redrivesKey(q, runId);
   const rb = await reads.kvGet(rk);
   const redrives = rb === null ? [] : decodeRedrives(rb, rk);
@@ -92,6 +93,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
     ...(entry?.kind === undefined ? {} : { kind: entry.kind }),
     ...(entry?.parent === undefined ? {} : { parent: { runId: entry.parent.runId, step: entry.parent.step } }),
     submittedAtMs: submittedAtMs ?? 0,
+    ...(memoSet === undefined ? {} : { memoSet }),
     headers: { ...(entry?.headers ?? (r.kind === "active" ? r.run.headers : {})) },
     stepsDropped: records.length === 0 ? 0 : records[0]!.step,
     redrives,

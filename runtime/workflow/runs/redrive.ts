@@ -177,6 +177,8 @@ async function reopenEffects(
     incarnation: jobId,
     // The same run again: the children it started are still its own.
     ...(entry.submission === undefined ? {} : { submission: entry.submission }),
+    // And its memos: the steps it runs again find what the ended pass memoized.
+    ...(entry.memoSet === undefined ? {} : { memoSet: entry.memoSet }),
     headers: entry.headers,
     ...(t.memoPrefix === undefined ? {} : { memoPrefix: t.memoPrefix }),
     ...(entry.priority === undefined ? {} : { priority: entry.priority }),

@@ -123,6 +123,13 @@ export interface RunHistory {
   readonly parent?: { readonly runId: string; readonly step: number };
   readonly state: RunRowState;
   readonly submittedAtMs: number;
+  /**
+   * The memo set of this submission of the run id: pass it to
+   * `MemoStore.newMemo` or `runMemo` to read the run's memo entries from
+   * outside a step. Absent for a run submitted before memo sets existed
+   * (its entries are read without one).
+   */
+  readonly memoSet?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly steps: readonly StepHistory[];
   /** Older steps left out (see {@link HISTORY_STEPS_PER_RUN}). */

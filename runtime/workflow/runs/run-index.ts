@@ -55,6 +55,8 @@ export interface IndexEntry {
   parent?: { runId: string; step: number; parentClose?: "cancel" | "abandon"; submission?: string };
   /** The run record's `submission`, which a redrive restores. */
   submission?: string;
+  /** The run record's `memoSet`, which a redrive restores (the run keeps its memos). */
+  memoSet?: string;
   /** The flow-control headers of every step (`RunOptions.flow`), which a redrive restores. */
   flow?: Record<string, string>;
 }
@@ -113,6 +115,7 @@ function storedIndexEntry(e: IndexEntry): Record<string, unknown> {
   if (e.maxAttempts !== undefined) setOwn(out, "maxAttempts", e.maxAttempts);
   if (e.parent !== undefined) setOwn(out, "parent", { ...e.parent });
   if (e.submission !== undefined) setOwn(out, "submission", e.submission);
+  if (e.memoSet !== undefined) setOwn(out, "memoSet", e.memoSet);
   // Entries written before this field have none: their redrives carry no flow headers, as then.
   if (e.flow !== undefined) setOwn(out, "flow", { ...e.flow });
   return out;
@@ -130,6 +133,7 @@ const INDEX_OPTIONAL: readonly (keyof IndexEntry)[] = [
   "maxAttempts",
   "parent",
   "submission",
+  "memoSet",
   "flow",
 ];
 const GROUP_OPTIONAL: readonly string[] = ["tag"];
@@ -158,6 +162,7 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.parent === undefined ||
       (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number" && (p.submission === undefined || isStr(p.submission)))) &&
     (v.submission === undefined || isStr(v.submission)) &&
+    (v.memoSet === undefined || isStr(v.memoSet)) &&
     (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
   if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
   return v as unknown as IndexEntry;

@@ -328,6 +328,8 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
         submission: jobId,
         headers,
         memoPrefix: core.memos.prefix,
+        // Its own memos: a run under this id that ended before wrote its own under another set.
+        memoSet: jobId,
       };
       if (options.priority !== undefined) record.priority = options.priority;
       if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;

@@ -96,6 +96,8 @@ export interface TerminationInput {
   token: string;
   /** Where the run's memo entries live (the run record's `memoPrefix`). */
   memoPrefix: string;
+  /** The run record's `memoSet`, when it has one: its retention marker names it. */
+  memoSet?: string | undefined;
   nowMs: number;
   priority?: number | undefined;
   maxAttempts?: number | undefined;
@@ -179,6 +181,7 @@ export function terminationOfActive(
     ...end,
     headers: run.headers,
     memoPrefix: run.memoPrefix ?? defaultMemoPrefix,
+    memoSet: run.memoSet,
     nowMs,
     priority: job?.priority ?? run.priority,
     maxAttempts: job?.maxAttempts ?? run.maxAttempts,
@@ -205,10 +208,12 @@ export function terminalMarkersFor(queueName: string): ExpiryIndex {
 export interface MarkerValue {
   token: string;
   memoPrefix: string;
+  /** The ended run's memo set; absent for a run without one and in markers written before sets existed. */
+  memoSet?: string;
 }
 
 export function encodeMarkerValue(v: MarkerValue): Uint8Array {
-  return encodeValue({ token: v.token, memoPrefix: v.memoPrefix });
+  return encodeValue(v.memoSet === undefined ? { token: v.token, memoPrefix: v.memoPrefix } : { token: v.token, memoPrefix: v.memoPrefix, memoSet: v.memoSet });
 }
 
 /** The marker's value; `StoreCorruptedError` naming `key` when it is not one. */
@@ -223,7 +228,10 @@ export function decodeMarkerValue(bytes: Uint8Array, key: string): MarkerValue {
   if (m === undefined || m === null || typeof m.token !== "string" || typeof m.memoPrefix !== "string") {
     throw new StoreCorruptedError(key, "retention marker lacks its token or memo prefix");
   }
-  return { token: m.token, memoPrefix: m.memoPrefix };
+  // Read own: a `memoSet` on Object.prototype must not name a set to clear.
+  const memoSet = Object.hasOwn(m, "memoSet") ? m.memoSet : undefined;
+  if (memoSet !== undefined && typeof memoSet !== "string") throw new StoreCorruptedError(key, "retention marker has a malformed memo set");
+  return memoSet === undefined ? { token: m.token, memoPrefix: m.memoPrefix } : { token: m.token, memoPrefix: m.memoPrefix, memoSet };
 }
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
@@ -294,7 +302,12 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     );
   }
   if (s.memoRetentionMs !== undefined) {
-    s.markers.add(into, t.nowMs + s.memoRetentionMs, t.runId, encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix }));
+    s.markers.add(
+      into,
+      t.nowMs + s.memoRetentionMs,
+      t.runId,
+      encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix, ...(t.memoSet === undefined ? {} : { memoSet: t.memoSet }) }),
+    );
   }
   const jobOpts = (dedupKey: string, headers: Record<string, string>) => ({
     dedupKey,

@@ -285,7 +285,7 @@ async function settleThrown(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot
  * settlement (unless the run was cancelled meanwhile).
  */
 async function processReplayable(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, w: OpenStep): Promise<void> {
-  let verdict = await replayedVerdict(w.memos, job, w.runId, w.step);
+  let verdict = await replayedVerdict(w.memos, job, w.runId, w.step, w.run.memoSet);
   if (verdict === undefined) {
     try {
       let outcome = checkOutcome(await core.runner.runStep(stepFor(core, job, w)));
@@ -303,7 +303,7 @@ async function processReplayable(core: RuntimeCore, job: ClaimedJob, slot: Worke
   const cancelled = cancelRequestedOf(job) || (await cancelRecorded(core, w));
   if (verdict.ok && !verdict.replayed && !cancelled) {
     const record = { storedAtMs: core.clock.now(), outcome: verdict.outcome, effects: verdict.staged };
-    const key = replayRecordKey(w.memos.prefix, w.runId, w.step, job.payload);
+    const key = replayRecordKey(w.memos.prefix, w.runId, w.step, job.payload, w.run.memoSet);
     try {
       await putReplayRecord(w.memos, key, encodeReplayRecord(record));
     } catch (e) {
@@ -379,6 +379,7 @@ function terminationBase(
     runId,
     incarnation: run.incarnation,
     memoPrefix: memos.prefix,
+    memoSet: run.memoSet,
     finalStep: step,
     // Only a step continued on a signal has signal keys its end must delete (see `releaseStepSignal`).
     finalStepWaited: ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined,
@@ -411,8 +412,8 @@ function ending(at: Omit<TerminationInput, "status">, status: TerminationInput["
 }
 
 /** The outcome recorded for this delivery when step output replay is on, or undefined: run the step. */
-async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, step: number): Promise<Verdict | undefined> {
-  const key = replayRecordKey(memos.prefix, runId, step, job.payload);
+async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, step: number, memoSet: string | undefined): Promise<Verdict | undefined> {
+  const key = replayRecordKey(memos.prefix, runId, step, job.payload, memoSet);
   const found = await retryStore(() => memos.store.get(key));
   if (found === null) return undefined;
   try {
@@ -439,8 +440,9 @@ function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): ReturnType<ty
       isLastAttempt: job.isLastAttempt,
       cancel: job,
       lease: job.lease,
-      memo: watchMemoWrites(memos.newMemo(runId, step), memoKeys),
-      runMemo: watchMemoWrites(memos.runMemo(runId), memoKeys),
+      // The memos of this submission only (see `RunRecord.memoSet`).
+      memo: watchMemoWrites(memos.newMemo(runId, step, w.run.memoSet), memoKeys),
+      runMemo: watchMemoWrites(memos.runMemo(runId, w.run.memoSet), memoKeys),
       effects: w.effects,
       kv: core.stepKv,
       children: w.children,
