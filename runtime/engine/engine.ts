@@ -237,6 +237,8 @@ export class Engine {
    * worth it, or a checkpoint took them and failed): the next one is full.
    */
   #delta: DeltaMap | undefined;
+  /** See `commits`. */
+  #commits = 0;
   /** Where the WAL wrote the keys of the batch being committed: the delta copies them from there. */
   readonly #walKeys = new EncodedKeys();
   /** The arrays of the last changed-keys map a checkpoint was done with, for the next cut's map. */
@@ -419,6 +421,17 @@ export class Engine {
   onFailure(listener: (failure: TaqubaError) => void): () => void {
     this.#failureListeners.add(listener);
     return () => this.#failureListeners.delete(listener);
+  }
+
+  /**
+   * @internal Batches applied to the state since open, counted in the turn
+   * each is applied (a refused one is not counted). A reader that noted the
+   * count knows, while it is unchanged, that no commit changed any value
+   * since; a layer above that counts its own commits tells others' apart.
+   * Not durable: it starts at zero on each open.
+   */
+  get commits(): number {
+    return this.#commits;
   }
 
   /** This writer's epoch (one more than the writer before it). */
@@ -625,6 +638,7 @@ export class Engine {
       this.#fail(err);
       return this.#failure;
     }
+    this.#commits++;
     if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     return undefined;
   }
