@@ -512,6 +512,25 @@ export class Engine {
   }
 
   /**
+   * @internal The token `valueToken(key)` gives while `key` holds the value
+   * a commit put as `value` (see `applyOps`), made without looking the key
+   * up: `value` itself where the state holds values as committed (the
+   * queue's `commitOwned` keeps its arrays; `commit` may keep a copy of a
+   * caller's), else the string it is packed into; undefined where the engine holds a copy (a value paging may move
+   * out, or one too large to pack). Like any token, one equal to the key's
+   * means equal bytes, and an unequal one says nothing. A caller that has
+   * just committed `value` takes this instead of reading its key back; it
+   * must not change `value` while it compares tokens.
+   */
+  committedToken(key: string, value: Uint8Array): ValueToken | undefined {
+    const policy = this.#pager?.policy;
+    if (policy === undefined) return value as unknown as ValueToken;
+    if (isPageable(policy, key, value)) return undefined;
+    const packed = packValue(key, value);
+    return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
+  }
+
+  /**
    * Makes the values of `keys` readable synchronously: undefined when they
    * already are (always without `pageValues`), else a promise that resolves
    * once the segment blocks holding them are cached. Loop until it returns
