@@ -237,6 +237,8 @@ export class Engine {
    * worth it, or a checkpoint took them and failed): the next one is full.
    */
   #delta: DeltaMap | undefined;
+  /** See `commits`. */
+  #commits = 0;
   /** Where the WAL wrote the keys of the batch being committed: the delta copies them from there. */
   readonly #walKeys = new EncodedKeys();
   /** The arrays of the last changed-keys map a checkpoint was done with, for the next cut's map. */
@@ -421,6 +423,17 @@ export class Engine {
     return () => this.#failureListeners.delete(listener);
   }
 
+  /**
+   * @internal Batches applied to the state since open, counted in the turn
+   * each is applied (a refused one is not counted). A reader that noted the
+   * count knows, while it is unchanged, that no commit changed any value
+   * since; a layer above that counts its own commits tells others' apart.
+   * Not durable: it starts at zero on each open.
+   */
+  get commits(): number {
+    return this.#commits;
+  }
+
   /** This writer's epoch (one more than the writer before it). */
   get epoch(): number {
     return this.#epoch;
@@ -496,6 +509,25 @@ export class Engine {
   valueToken(key: string): ValueToken | undefined {
     const v = this.#state.get(key);
     return v === undefined || isPaged(v) ? undefined : (v as unknown as ValueToken);
+  }
+
+  /**
+   * @internal The token `valueToken(key)` gives while `key` holds the value
+   * a commit put as `value` (see `applyOps`), made without looking the key
+   * up: `value` itself where the state holds values as committed (the
+   * queue's `commitOwned` keeps its arrays; `commit` may keep a copy of a
+   * caller's), else the string it is packed into; undefined where the engine holds a copy (a value paging may move
+   * out, or one too large to pack). Like any token, one equal to the key's
+   * means equal bytes, and an unequal one says nothing. A caller that has
+   * just committed `value` takes this instead of reading its key back; it
+   * must not change `value` while it compares tokens.
+   */
+  committedToken(key: string, value: Uint8Array): ValueToken | undefined {
+    const policy = this.#pager?.policy;
+    if (policy === undefined) return value as unknown as ValueToken;
+    if (isPageable(policy, key, value)) return undefined;
+    const packed = packValue(key, value);
+    return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
   }
 
   /**
@@ -625,6 +657,7 @@ export class Engine {
       this.#fail(err);
       return this.#failure;
     }
+    this.#commits++;
     if (delta !== undefined && deltaOverflows(delta, this.#state.size)) this.#delta = undefined;
     return undefined;
   }

@@ -55,6 +55,9 @@ export async function cancelJob(core: QueueCore, jobId: string, effects?: Settle
         flagged.cancelRequested = true;
         writeJob(txn, flagged, r);
         commit = core.commit(txn, true);
+        // In the commit's turn: the claim's settlement must read the flagged record, not act on the one its claim kept.
+        const held = core.leases.get(jobId);
+        if (held !== undefined) held.recordAt = -1;
       }
     } else {
       outcome = "removed";

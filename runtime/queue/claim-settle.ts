@@ -98,6 +98,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   recordRateConfig(txn, queueName, limits.rateLimit);
   if (setAside === undefined) core.commitApplied(txn);
   else announceSetAside(core, core.commit(txn, true), setAside);
+  const recordAt = core.foreignCommits;
+  for (const c of claimed) c[1].recordAt = recordAt;
   core.loop.rearm(now + lease);
   // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
   // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
@@ -376,19 +378,22 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
 }
 
 /**
- * The stored record of the claimed job `id`. When the store still holds the
- * bytes its claim wrote, the record the claim kept is used instead of
- * decoding them again; only for a settlement that does not write the
- * record's payload back (an ack that deletes the job), since the kept
- * record's payload is the array the claim was handed, not a decoded copy.
- * Compared by content: the engine keeps its own copy of a job record (or
+ * The stored record of the claimed job `id`, whose claim still holds. When
+ * the store still holds the bytes its claim wrote, the record the claim
+ * kept is used instead of decoding them again; only for a settlement that
+ * does not write the record's payload back (an ack that deletes the job),
+ * since the kept record's payload is the array the claim was handed, not a
+ * decoded copy. Not even read while nothing but this queue committed since
+ * the claim and no cancel wrote the record (`LeaseEntry.recordAt`); else
+ * compared by content: the engine keeps its own copy of a job record (or
  * packs it), so the bytes it hands back are never the array the claim wrote.
  */
-function heldRecord(txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
+function heldRecord(core: QueueCore, txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
+  const kept = ticket.claimedBytes;
+  if (!writesPayload && kept !== undefined && ticket.claim.recordAt === core.foreignCommits) return ticket.claimedRecord;
   const key = ticket.keys?.job ?? K.jobKey(id);
   const bytes = txn.get(key);
   if (bytes === undefined) return undefined;
-  const kept = ticket.claimedBytes;
   // Not copied: transitions build new records and never change the one they are given.
   if (!writesPayload && kept !== undefined && (bytes === kept || bytesEqual(bytes, kept))) return ticket.claimedRecord;
   return decodeJob(key, bytes);
@@ -578,7 +583,7 @@ function submitSettlement(
       // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
       // job's field, which an object inheriting from the job could shadow.
       r = core.leases.holds(id, ticket.claim.token)
-        ? heldRecord(txn, id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
+        ? heldRecord(core, txn, id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
         : undefined;
     } catch (err) {
       if (!(err instanceof ValueNotWarmedError)) throw err;
@@ -612,6 +617,7 @@ function submitSettlement(
     const commit = core.commit(txn, true, chained?.record.id);
     // Noted before anything else runs: a commit after it is one this settlement's writes may no longer be read from.
     const appliedAt = core.commits;
+    if (chained?.stored !== undefined) chained.entry.recordAt = core.foreignCommits;
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(id);
     if (chained !== undefined) core.loop.rearm(chained.entry.expiresAt);

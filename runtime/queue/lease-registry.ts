@@ -30,6 +30,15 @@ export class LeaseEntry extends CancelState {
 
   /** False once the registry removed or replaced the entry: its expiry nodes are then stale. */
   held = true;
+
+  /**
+   * The queue's `foreignCommits` right after the claim's commit wrote the
+   * record its ticket keeps, or -1 once anything else wrote the record (a
+   * cancel's flag) or when the claim kept none. While it equals
+   * `foreignCommits`, the stored record is still the one the claim wrote,
+   * and a settlement may act on the kept record without reading it.
+   */
+  recordAt = -1;
 }
 
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */

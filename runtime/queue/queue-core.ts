@@ -136,6 +136,7 @@ export class QueueCore {
     this.log = fullLogger(opts.logger);
     this.clock = timedClock(opts.clock ?? SystemClock);
     this.callerIds = CallerIdBound.of(engine);
+    this.#engineOwn = engine.commits;
     // A freed concurrency slot may admit a job left pending: let workers claim again.
     this.leases.onSlotReleased = (queue) => this.work.notify(queue);
     if (opts.onDeadLettered) this.deadListeners.add(opts.onDeadLettered);
@@ -296,7 +297,30 @@ export class QueueCore {
    */
   commitApplied(txn: Txn): void {
     this.#commits++;
-    applyOwned(this.engine, txn.finish().ops, NO_GIVEN_VALUES);
+    const engine = this.engine;
+    const before = engine.commits;
+    applyOwned(engine, txn.finish().ops, NO_GIVEN_VALUES);
+    this.#engineOwn += engine.commits - before;
+  }
+
+  /**
+   * The engine's commit count (`Engine.commits`) less the commits this
+   * queue had applied to it: the count of engine commits since the queue
+   * opened that the queue did not make. Each of this queue's commits is
+   * applied within its call, so the count before and after it tells that
+   * commit's own part exactly (nothing, when the engine refused it).
+   */
+  #engineOwn: number;
+
+  /**
+   * Commits applied to the queue's engine that the queue did not make (a
+   * writer on the same engine, such as a `WriteBatch` committed straight to
+   * it). A claim notes it (`LeaseEntry.recordAt`): while it is unchanged,
+   * only this queue wrote the claimed record since, and of the queue's
+   * writers only a cancel does while the claim holds, which marks the claim.
+   */
+  get foreignCommits(): number {
+    return this.engine.commits - this.#engineOwn;
   }
 
   /**
@@ -308,8 +332,11 @@ export class QueueCore {
   commit(txn: Txn, durable: boolean, createdClaimed?: string): Promise<void> {
     this.#commits++;
     const batch = txn.finish();
+    const engine = this.engine;
+    const before = engine.commits;
     // The transaction's ops never leave the queue and each value is owned (`Txn.put`): the engine checks the keys, copying no op.
-    const p = commitOwned(this.engine, batch.ops, NO_GIVEN_VALUES, { durable });
+    const p = commitOwned(engine, batch.ops, NO_GIVEN_VALUES, { durable });
+    this.#engineOwn += engine.commits - before;
     if (!durable) {
       // Non-durable commits only re-file jobs whose content is already
       // durable (claims, promotions, requeues), so nothing to track.

@@ -508,6 +508,17 @@ export class Queue {
   }
 
   /**
+   * @internal The token `kvTokenNow(key)` gives while caller key `key`
+   * holds the bytes `value` a commit of this queue put there, without
+   * reading the key (see `Engine.committedToken`); undefined when that is
+   * not known without a read. The caller must have staged `value` itself
+   * (`stageOwnedPut`) and must not change it.
+   */
+  kvTokenOfPut(key: string | KvKeyRef, value: Uint8Array): KvToken | undefined {
+    return this.#core.engine.committedToken(KvKeyRef.engineKeyOf(key), value);
+  }
+
+  /**
    * @internal True when this queue's commits keep none of the value arrays
    * staged into them (`Engine.copiesValues`): the workflow may then stage
    * its own records as views of memory they share (`CommitOnlyBytes`).

@@ -90,6 +90,8 @@ export interface WorkflowQueue {
   kvBorrowNow?(key: string | KvKeyRef): BorrowedBytes | null;
   /** @internal A token for `key`'s committed value (`Queue.kvTokenNow`); optional: without it the runtime reads and compares the bytes. */
   kvTokenNow?(key: string | KvKeyRef): KvToken | undefined;
+  /** @internal The token `kvTokenNow` gives while `key` holds the bytes `value` a commit put (`Queue.kvTokenOfPut`); optional: without it the runtime reads the token. */
+  kvTokenOfPut?(key: string | KvKeyRef, value: Uint8Array): KvToken | undefined;
   /** @internal `key` checked once, for the calls above and the step pointer's staged put (`Queue.kvKeyRef`); optional: without it the runtime passes the key. */
   kvKeyRef?(key: string): KvKeyRef;
   /** @internal Whether commits copy the values staged into them (`Queue.copiesCommittedValues`); absent means they may keep them, and the runtime stages arrays of their own. */

@@ -2,6 +2,9 @@
  * @module A settlement whose job record a checkpoint paged out, over a
  * store whose reads keep failing: each try fails with the store's error,
  * and what its enqueues held for the commit that never came is given back.
+ * A dead-lettering settlement, which writes the record back and so reads
+ * it (an ack deleting its job acts on the record its claim kept, unread,
+ * while nothing else wrote it).
  * The caller id an enqueue names is held off the queue's draws only while
  * its commit may still be built: a failed load used to leave it held for
  * the life of the queue (one more hold at each failed try), and an
@@ -51,7 +54,7 @@ describe("a settlement of a paged-out record over a store that keeps failing", (
     const named = nextUlid(queue.nextJobId());
     faulty.failureRate = 1;
     for (let attempt = 0; attempt < 20; attempt++) {
-      await expect(queue.ack(job, new SettlementEffects().enqueue("next", enc("then"), { jobId: named }))).rejects.toThrow();
+      await expect(queue.deadLetter(job, "gave up", new SettlementEffects().enqueue("next", enc("then"), { jobId: named }))).rejects.toThrow();
     }
     faulty.failureRate = 0;
     // No job holds the id and no enqueue naming it is under way: the draw takes it.
@@ -67,12 +70,12 @@ describe("a settlement of a paged-out record over a store that keeps failing", (
     const before = await payloadObjects(memory);
     faulty.failureRate = 1;
     const big = new Uint8Array(300 * 1024).fill(7);
-    await expect(queue.ack(job, new SettlementEffects().enqueue("next", big))).rejects.toThrow();
+    await expect(queue.deadLetter(job, "gave up", new SettlementEffects().enqueue("next", big))).rejects.toThrow();
     faulty.failureRate = 0;
     await queue.flush();
     expect(await payloadObjects(memory)).toEqual(before);
     // The settlement goes through once reads work again, its payload offloaded afresh.
-    await queue.ack(job, new SettlementEffects().enqueue("next", big));
+    await queue.deadLetter(job, "gave up", new SettlementEffects().enqueue("next", big));
     const next = (await queue.claim("next", 60_000))!;
     expect(next.payload).toEqual(big);
     await queue.close();

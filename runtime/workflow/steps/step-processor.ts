@@ -690,8 +690,11 @@ function submitContinue(
     chain.handOff(undefined);
     throw e;
   }
-  // No commit applied since the ack's: the key's token now is that of the pointer bytes it put.
-  const pointerToken = !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true ? tokenNow(core, keys.pointerAt) : undefined;
+  // No commit applied since the ack's: the key's token now is that of the pointer bytes it put, made from them when the queue can.
+  const pointerToken =
+    !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true
+      ? (q.kvTokenOfPut?.(keys.pointerAt, pointerBytes) ?? tokenNow(core, keys.pointerAt))
+      : undefined;
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
   return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys);
