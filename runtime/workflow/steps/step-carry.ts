@@ -16,7 +16,6 @@
 import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyPrefixRef, KvKeyRef } from "../../queue/user-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import type { MemoStore } from "../memo/memo.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
 import type { RunId } from "../runs/run-id.js";
 
@@ -45,8 +44,6 @@ export interface CarriedRun {
   readonly run: Known<RunRecord>;
   readonly pointer: Known<StepPointer>;
   readonly keys: RunKeys;
-  /** The run's memos (where its submitting runtime keeps them), as found for `run`'s value: the next step's while it opens with that same value. */
-  readonly memos: MemoStore;
 }
 
 /** `known`'s value when `bytes` are the same bytes, else `decode(bytes, key)` (`key`: where they were read, for its errors). */

@@ -112,7 +112,7 @@ export function openStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): 
   if (pointer === null || pointer.jobId !== job.id) return staleStep(core, job, slot);
   const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, keys.run);
   // Read in this turn, the bytes are of the token's value; read otherwise, the token is not known.
-  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined, carried);
+  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined);
 }
 
 /** The `OpenStep` of a step of a live run, its memos where its submitting runtime keeps them. */
@@ -127,11 +127,9 @@ function opened(
   run: RunRecord,
   runToken: KvToken | undefined,
   carriedRun: Known<RunRecord> | undefined,
-  carried: CarriedRun | undefined,
 ): OpenStep {
-  // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step;
-  // the previous step's store when the record is the very value it was found for.
-  const memos = carried !== undefined && run === carried.run.value ? carried.memos : core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
+  // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
+  const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
   return new OpenStep(core, job, runId, step, pointer.name, keys, runBytes, run, runToken, memos, carriedRun);
 }
 
@@ -170,7 +168,7 @@ async function openStepSlowly(
     return undefined;
   }
   const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, keys.run);
-  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined, carried);
+  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined);
 }
 
 /** A job of the step queue that is no step of a run: a terminal notification, a child's or parent's end, a no-op. */

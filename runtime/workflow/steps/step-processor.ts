@@ -627,7 +627,6 @@ class ChainedAck implements CarriedRun {
     readonly run: Known<RunRecord>,
     readonly pointer: Known<StepPointer>,
     readonly keys: RunKeys,
-    readonly memos: MemoStore,
   ) {}
 }
 
@@ -693,7 +692,7 @@ function submitContinue(
   const pointerToken = !(settled instanceof Promise) && settled.nothingCommittedSince?.() === true ? tokenNow(core, keys.pointerAt) : undefined;
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
-  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys, w.memos);
+  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys);
 }
 
 /** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
