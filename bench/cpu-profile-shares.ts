@@ -20,6 +20,11 @@
  * with (its `// runtime/...` comments), so FILES and `name@part` match the
  * module, and MODULES=<n> prints the n modules with the most self time.
  * `BUNDLE=bench/.out/peer.mjs MODULES=30 FILES=runtime/engine/,runtime/store/ npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
+ *
+ * LAYERS=1 adds each busy sample's layer (the innermost frame of the
+ * project on its stack: runtime/ by folder, the workflow by subfolder,
+ * msgpackr apart), so node's built-ins count for the layer that called them:
+ * `BUNDLE=bench/.out/peer.mjs LAYERS=1 npx tsx bench/cpu-profile-shares.ts <file.cpuprofile>`.
  */
 import { readFileSync } from "node:fs";
 
@@ -146,4 +151,48 @@ if (callees !== undefined) {
   }
   console.log(`${callees}: inclusive ${pct(total)}; of it, by callee:`);
   for (const [k, v] of [...under].sort((a, b) => (a[0] < b[0] ? -1 : 1))) if (v * 1000 >= busy) console.log(`${pct(v).padStart(8)}  ${k}`);
+}
+
+// LAYERS=1: each busy sample counted once, for the layer of the innermost frame on its stack that is the
+// project's (runtime/ by folder, workflow by its subfolder) or the msgpack codec; node's built-ins (Buffer,
+// TextEncoder, ...) count for the layer that called them, split out as "built-ins". The collector and
+// samples with no such frame on their stack (module loading, the event loop's own work) are their own rows;
+// shares are given of all busy samples and of those outside loading, which a longer run makes smaller.
+if (process.env.LAYERS === "1") {
+  const layerOf = (url: string): string | undefined => {
+    if (url.includes("msgpackr")) return "encoding (msgpackr)";
+    const m = /(?:^|\/)runtime\/(workflow\/[^/]+|[^/]+)\//.exec(url);
+    if (m !== null && m[1] === "workflow") return "workflow (top level)";
+    if (m !== null) return m[1]!.startsWith("workflow/") && !/workflow\/(steps|runs|records|memo|signals)$/.test(m[1]!) ? "workflow/(other)" : m[1]!;
+    if (/(?:^|\/)runtime\/[^/]+\.ts$/.test(url) || /(?:^|\/)runtime\/[^/]+\.js$/.test(url)) return "runtime (top level)";
+    if (/(?:^|\/)bench\//.test(url)) return "bench (runner and driver)";
+    return undefined;
+  };
+  const own = new Map<string, number>();
+  const builtins = new Map<string, number>();
+  for (const id of profile.samples) {
+    const n = byId.get(id)!;
+    const fn = n.callFrame.functionName;
+    if (fn === "(idle)" || fn === "(program)") continue;
+    if (fn === "(garbage collector)") {
+      own.set("(garbage collector)", (own.get("(garbage collector)") ?? 0) + 1);
+      continue;
+    }
+    let layer: string | undefined;
+    let depth = 0;
+    for (let at: number | undefined = id; at !== undefined && layer === undefined; at = parent.get(at), depth++) layer = layerOf(byId.get(at)!.callFrame.url);
+    let loading = false;
+    if (layer === undefined)
+      for (let at: number | undefined = id; at !== undefined && !loading; at = parent.get(at))
+        loading = byId.get(at)!.callFrame.url.startsWith("node:internal/modules/");
+    const row = layer ?? (loading ? "(loading modules)" : "(no project frame: event loop, timers)");
+    own.set(row, (own.get(row) ?? 0) + 1);
+    if (layer !== undefined && depth > 1) builtins.set(row, (builtins.get(row) ?? 0) + 1);
+  }
+  const working = busy - (own.get("(loading modules)") ?? 0);
+  const ofWork = (x: number) => `${((100 * x) / working).toFixed(2)} %`;
+  console.log("by layer: share of busy samples, of those outside loading, and of the latter in node's built-ins called from it");
+  for (const [k, v] of [...own].sort((a, b) => b[1] - a[1])) {
+    console.log(`${pct(v).padStart(8)} ${ofWork(v).padStart(8)}  ${k}${builtins.has(k) ? ` (${ofWork(builtins.get(k)!)})` : ""}`);
+  }
 }

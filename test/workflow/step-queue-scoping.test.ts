@@ -134,4 +134,35 @@ describe("runtimes of one step queue with different memo prefixes", () => {
     await workerB.shutdown();
     await env.queue.close();
   });
+
+  it("keep the memos of steps that follow one another at once on the other runtime where the submitting runtime put them", async () => {
+    // Each step writes its own and the run's memo and continues at once, so each step after the first is claimed by its
+    // predecessor's settlement and handed the run's records (and the run's memos) with it; the last reads every entry back.
+    const STEPS = 5;
+    const runner: StepRunner = {
+      async runStep(s) {
+        await s.memo.put("own", enc(`step ${s.stepNumber}`));
+        await s.runMemo.put(`step-${s.stepNumber}`, enc(`from step ${s.stepNumber}`));
+        if (s.stepNumber < STEPS - 1) return StepOutcome.continueNow(s.payload);
+        const seen: string[] = [];
+        for (let i = 0; i < STEPS; i++) seen.push(dec((await s.runMemo.get(`step-${i}`)) ?? enc("missing")));
+        return StepOutcome.succeed(enc(seen.join(",")));
+      },
+    };
+    const env = await openEnv(runner, { configure: (b) => b.memoPrefix("pa") });
+    await env.worker!.shutdown();
+    const b = WorkflowRuntime.builder(env.queue, env.store, runner, NoopTerminalHook).memoPrefix("pb").build();
+    await env.runtime.submit({ input: enc("x"), runId: "r" });
+    const workerB = b.spawn();
+    const end = await b.wait("r");
+    expect(dec(end.outcome!.result)).toBe(Array.from({ length: STEPS }, (_, i) => `from step ${i}`).join(","));
+    let underB = 0;
+    for await (const _ of env.store.list("pb/")) underB++;
+    expect(underB).toBe(0);
+    const ownUnderA: string[] = [];
+    for await (const o of env.store.list("pa/memos/r/")) if (!o.key.startsWith("pa/memos/r/run/")) ownUnderA.push(o.key);
+    expect(ownUnderA).toHaveLength(STEPS);
+    await workerB.shutdown();
+    await env.queue.close();
+  });
 });

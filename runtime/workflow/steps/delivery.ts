@@ -4,7 +4,7 @@
 import type { FlowRule } from "../../queue/admission.js";
 import type { WorkflowQueue } from "../queue-port.js";
 import type { LeaseHandle } from "../../queue/types.js";
-import { type Building, type CancelSource, defineCancelSignal } from "../../queue/cancel-state.js";
+import type { Building, CancelSource } from "../../queue/cancel-state.js";
 import { filledWithoutPrototype } from "../../own-fields.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import type { ObjectStore } from "../../store/object-store.js";
@@ -100,6 +100,62 @@ export interface DeliveryParts {
   children: ChildRuns;
   /** `isLastAttempt` as the claimed job has it already (same attempt counts); made from `attempt` and `maxAttempts` when absent. */
   isLastAttempt?: () => boolean;
+}
+
+/**
+ * A base whose constructor hands back the object it is given: a subclass's
+ * private fields are then defined on that object, with no key, descriptor,
+ * prototype or printed form of its own.
+ */
+class ObjectGivenBack {
+  constructor(o: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the point of the class (see above).
+    return o;
+  }
+}
+
+/**
+ * Where a delivery's `cancelSignal` comes from: a private slot of the
+ * delivery itself. Set by assignment, where the queue's `defineCancelSignal`
+ * takes an `Object.defineProperty` call for its hidden symbol slot (a
+ * runtime call with a descriptor made per step). Only the getter below
+ * reads it.
+ */
+class CancelSlot extends ObjectGivenBack {
+  readonly #source: CancelSource;
+
+  private constructor(o: object, source: CancelSource) {
+    super(o);
+    this.#source = source;
+  }
+
+  /** Gives `o` its source; once, before `o` is frozen. */
+  static give(o: object, source: CancelSource): void {
+    new CancelSlot(o, source);
+  }
+
+  static sourceOf(o: object): CancelSource {
+    return (o as CancelSlot).#source;
+  }
+}
+
+// One getter and descriptor for every delivery, so V8 reuses one hidden-class transition for them all.
+const CANCEL_SIGNAL: PropertyDescriptor = {
+  get(this: object): AbortSignal {
+    return CancelSlot.sourceOf(this).cancelSignal;
+  },
+  enumerable: true,
+};
+
+/**
+ * Adds `target`'s enumerable `cancelSignal`, read from `source` when it is
+ * read (so a copy by spread still carries the signal, and a claimed job
+ * makes its signal only then). Called where `cancelSignal` belongs in the
+ * key order, before freezing.
+ */
+function defineCancelSignal(target: object, source: CancelSource): void {
+  Object.defineProperty(target, "cancelSignal", CANCEL_SIGNAL);
+  CancelSlot.give(target, source);
 }
 
 /** Builds a {@link Delivery} from its parts (fields listed, not spread: see `makeStep`). */

@@ -1,0 +1,67 @@
+/**
+ * @module The step object a runner is handed (`makeStep`), made CALLS times
+ * per round in each of two or more built checkouts, rounds alternating the
+ * order: ns per step object, median of the rounds after the first two. Its
+ * parts are made once (placeholders where the step only holds a handle), as
+ * the processor's are ready when it builds the step; `READ=1` also reads
+ * each step's `cancelSignal` (a runner that looks at it).
+ *
+ * Run: `npm run build` in each checkout, then
+ * `CALLS=200000 ROUNDS=12 npx tsx bench/step-object-ab.ts <checkout A> <checkout B>`.
+ */
+import { median } from "./support/percentile.js";
+import { loadCheckout } from "./support/step-workload.js";
+import { loadAverageText } from "./support/load-average.js";
+
+type Delivery = typeof import("../runtime/workflow/steps/delivery.js");
+
+const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
+const CALLS = env("CALLS", 200_000);
+const ROUNDS = env("ROUNDS", 12);
+const READ = process.env.READ === "1";
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) throw new Error("name one or more built checkouts");
+const mods: Delivery[] = [];
+for (const d of dirs) mods.push(await loadCheckout<Delivery>(d, "dist/runtime/workflow/steps/delivery.js"));
+
+const controller = new AbortController();
+const handle = Object.freeze({});
+const parts = {
+  runId: "01J0000000000000000000000R" as import("../runtime/workflow/runs/run-id.js").RunId,
+  headers: {},
+  jobId: "01J0000000000000000000000J",
+  attempt: 1,
+  maxAttempts: 3,
+  isLastAttempt: () => false,
+  cancel: { cancelSignal: controller.signal },
+  lease: handle,
+  memo: handle,
+  runMemo: handle,
+  effects: handle,
+  kv: handle,
+  children: handle,
+} as unknown as import("../runtime/workflow/steps/delivery.js").DeliveryParts;
+const payload = new Uint8Array(8);
+
+let sink = 0;
+function round(m: Delivery): number {
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < CALLS; i++) {
+    const step = m.makeStep(parts, i & 1023, payload, undefined);
+    if (READ && step.cancelSignal.aborted) sink++;
+    sink += step.stepNumber;
+  }
+  return Number(process.hrtime.bigint() - t0) / CALLS;
+}
+
+console.log(`CALLS=${CALLS} ROUNDS=${ROUNDS} READ=${READ ? 1 : 0} load ${loadAverageText()}`);
+const ns: number[][] = dirs.map(() => []);
+for (let r = 0; r < ROUNDS; r++) {
+  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
+  for (const i of order) ns[i]!.push(round(mods[i]!));
+}
+for (let i = 0; i < dirs.length; i++) {
+  console.log(`${dirs[i]}: ${ns[i]!.map((x) => x.toFixed(0)).join(", ")} (median ${median(ns[i]!.slice(2)).toFixed(1)} ns per step object)`);
+}
+console.log(`load at end ${loadAverageText()} (${sink > 0 ? "ran" : "?"})`);
