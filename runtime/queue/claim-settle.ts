@@ -61,6 +61,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const stored = new Map<string, Uint8Array | undefined>();
   let retryAt: number | undefined;
   let setAside: DeadLetteredEvent[] | undefined;
+  // When the first of the claims was made: the earliest lease expiry, when a scan went on after damaged jobs.
+  let firstClaimAt: number | undefined;
   for (;;) {
     // Scan again after each wait: the scan and the claim must share one synchronous run.
     for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
@@ -70,24 +72,25 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     }
     now = core.clock.now();
     txn = new Txn(core.engine);
-    if (
-      claimPending(
-        core,
-        txn,
-        queueName,
-        ids,
-        max,
-        now,
-        limits,
-        lease,
-        claimed,
-        stored,
-        (at) => (retryAt = Math.min(retryAt ?? at, at)),
-        (e) => (setAside ??= []).push(e),
-      )
-    )
-      break;
-    // Only damaged records were found, each now set aside: the next scan passes them.
+    const before = claimed.length;
+    const damaged = claimPending(
+      core,
+      txn,
+      queueName,
+      ids,
+      max,
+      now,
+      limits,
+      lease,
+      claimed,
+      stored,
+      (at) => (retryAt = Math.min(retryAt ?? at, at)),
+      (e) => (setAside ??= []).push(e),
+    );
+    if (claimed.length > before) firstClaimAt ??= now;
+    // Damaged or missing records were passed: good jobs may wait after the scan, which then goes on to fill the batch.
+    if (!damaged || claimed.length === max || (claimed.length > 0 && ids.length < scanLimit)) break;
+    // Set aside (and the claims so far) in this commit: the next scan passes them.
     announceSetAside(core, core.commit(txn, true), setAside ?? []);
     setAside = undefined;
     ids = pendingIds(core, queueName, scanLimit);
@@ -98,7 +101,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   recordRateConfig(txn, queueName, limits.rateLimit);
   if (setAside === undefined) core.commitApplied(txn);
   else announceSetAside(core, core.commit(txn, true), setAside);
-  core.loop.rearm(now + lease);
+  core.loop.rearm((firstClaimAt ?? now) + lease);
   // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
   // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
   core.countClaimsInFlight(queueName, claimed.length);
@@ -168,7 +171,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
  * that its limits admit, adding them to `claimed` (and their stored bytes
  * to `stored`); `heldBack` is told when a held-back job may be claimed.
  * A job whose record is damaged is set aside as dead in `txn` instead
- * (`aside`). False when only such jobs were found: nothing was claimed,
+ * (`aside`), and a pending entry whose record is gone dropped. Whether
+ * either was: the claims may then be fewer than the good jobs waiting,
  * and the caller commits `txn` and scans again.
  */
 function claimPending(
@@ -216,7 +220,7 @@ function claimPending(
     stored.set(next.id, txn.get(K.jobKey(next.id)));
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
-  return !damaged || claimed.length > 0;
+  return damaged;
 }
 
 /** Tells the dead-letter listeners of the jobs set aside for their damaged records once `commit`, which set them aside, is durable. */
