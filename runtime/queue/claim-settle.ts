@@ -11,14 +11,14 @@ import { type ClaimTicket, makeClaimedJob, ticketOf } from "./claimed-job.js";
 import { ADMISSION_SCAN_BUDGET, admit, hasLimits } from "./admission.js";
 import type { SettlementEffects } from "./effects.js";
 import type { DeadLetteredEvent } from "./config.js";
-import { ClaimLostError, PayloadMissingError } from "./errors.js";
+import { ClaimLostError, JobRecordDamagedError, PayloadMissingError } from "./errors.js";
 import * as K from "./keys.js";
 import type { LeaseEntry } from "./lease-registry.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, decodeJob, type JobRecord } from "./record.js";
-import { DamagedRecord, dropDanglingPending, readIndexedJob, setAsidePending } from "./damaged-record.js";
+import { DamagedRecord, dropDanglingPending, readIndexedJob, setAsideClaimed, setAsidePending } from "./damaged-record.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
@@ -61,6 +61,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   const stored = new Map<string, Uint8Array | undefined>();
   let retryAt: number | undefined;
   let setAside: DeadLetteredEvent[] | undefined;
+  // When the first of the claims was made: the earliest lease expiry, when a scan went on after damaged jobs.
+  let firstClaimAt: number | undefined;
   for (;;) {
     // Scan again after each wait: the scan and the claim must share one synchronous run.
     for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
@@ -70,24 +72,25 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     }
     now = core.clock.now();
     txn = new Txn(core.engine);
-    if (
-      claimPending(
-        core,
-        txn,
-        queueName,
-        ids,
-        max,
-        now,
-        limits,
-        lease,
-        claimed,
-        stored,
-        (at) => (retryAt = Math.min(retryAt ?? at, at)),
-        (e) => (setAside ??= []).push(e),
-      )
-    )
-      break;
-    // Only damaged records were found, each now set aside: the next scan passes them.
+    const before = claimed.length;
+    const damaged = claimPending(
+      core,
+      txn,
+      queueName,
+      ids,
+      max,
+      now,
+      limits,
+      lease,
+      claimed,
+      stored,
+      (at) => (retryAt = Math.min(retryAt ?? at, at)),
+      (e) => (setAside ??= []).push(e),
+    );
+    if (claimed.length > before) firstClaimAt ??= now;
+    // Damaged or missing records were passed: good jobs may wait after the scan, which then goes on to fill the batch.
+    if (!damaged || claimed.length === max || (claimed.length > 0 && ids.length < scanLimit)) break;
+    // Set aside (and the claims so far) in this commit: the next scan passes them.
     announceSetAside(core, core.commit(txn, true), setAside ?? []);
     setAside = undefined;
     ids = pendingIds(core, queueName, scanLimit);
@@ -100,7 +103,7 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   else announceSetAside(core, core.commit(txn, true), setAside);
   const recordAt = core.foreignCommits;
   for (const c of claimed) c[1].recordAt = recordAt;
-  core.loop.rearm(now + lease);
+  core.loop.rearm((firstClaimAt ?? now) + lease);
   // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
   // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
   core.countClaimsInFlight(queueName, claimed.length);
@@ -170,7 +173,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
  * that its limits admit, adding them to `claimed` (and their stored bytes
  * to `stored`); `heldBack` is told when a held-back job may be claimed.
  * A job whose record is damaged is set aside as dead in `txn` instead
- * (`aside`). False when only such jobs were found: nothing was claimed,
+ * (`aside`), and a pending entry whose record is gone dropped. Whether
+ * either was: the claims may then be fewer than the good jobs waiting,
  * and the caller commits `txn` and scans again.
  */
 function claimPending(
@@ -218,7 +222,7 @@ function claimPending(
     stored.set(next.id, txn.get(K.jobKey(next.id)));
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
-  return !damaged || claimed.length > 0;
+  return damaged;
 }
 
 /** Tells the dead-letter listeners of the jobs set aside for their damaged records once `commit`, which set them aside, is durable. */
@@ -330,10 +334,17 @@ function release(core: QueueCore, claims: [string, number][]): void {
   }
   const txn = new Txn(core.engine);
   const queues = new Set<string>();
+  let aside: DeadLetteredEvent[] | undefined;
   for (const [id, token] of claims) {
-    if (!core.leases.holds(id, token)) continue;
+    const lease = core.leases.holds(id, token);
+    if (lease === undefined) continue;
     core.leases.remove(id);
-    const r = readJob(txn, id);
+    const r = readIndexedJob(txn, id, lease.queue);
+    if (r instanceof DamagedRecord) {
+      // Thrown here, it left this and the other claims given back claimed with no lease until a reopen.
+      (aside ??= []).push(setAsideClaimed(txn, core.ctx(), K.claimedKey(lease.queue, id), lease.queue, r));
+      continue;
+    }
     if (r === undefined || r.state !== "claimed") continue;
     const back = copyJob(r);
     back.state = "pending";
@@ -342,7 +353,8 @@ function release(core: QueueCore, claims: [string, number][]): void {
     writeJob(txn, back, r);
     queues.add(r.queue);
   }
-  core.commitApplied(txn);
+  if (aside === undefined) core.commitApplied(txn);
+  else announceSetAside(core, core.commit(txn, true), aside);
   for (const q of queues) core.work.notify(q);
 }
 
@@ -388,7 +400,7 @@ function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | u
  * compared by content: the engine keeps its own copy of a job record (or
  * packs it), so the bytes it hands back are never the array the claim wrote.
  */
-function heldRecord(core: QueueCore, txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | undefined {
+function heldRecord(core: QueueCore, txn: Txn, id: string, ticket: ClaimTicket, writesPayload: boolean): JobRecord | DamagedRecord | undefined {
   const kept = ticket.claimedBytes;
   if (!writesPayload && kept !== undefined && ticket.claim.recordAt === core.foreignCommits) return ticket.claimedRecord;
   const key = ticket.keys?.job ?? K.jobKey(id);
@@ -396,8 +408,48 @@ function heldRecord(core: QueueCore, txn: Txn, id: string, ticket: ClaimTicket, 
   if (bytes === undefined) return undefined;
   // Not copied: transitions build new records and never change the one they are given.
   if (!writesPayload && kept !== undefined && (bytes === kept || bytesEqual(bytes, kept))) return ticket.claimedRecord;
-  return decodeJob(key, bytes);
+  let r: JobRecord;
+  try {
+    r = decodeJob(key, bytes);
+  } catch (err) {
+    if (err instanceof StoreCorruptedError) return new DamagedRecord(id, err.detail);
+    throw err;
+  }
+  // Settled as it reads, another job's record would settle that job, and another queue's move that queue's stats.
+  if (r.id !== id) return new DamagedRecord(id, `a job record naming job ${JSON.stringify(r.id)}, not job ${id} it is stored as`);
+  const queue = ticket.claim.queue;
+  if (r.queue !== queue) return new DamagedRecord(id, `a job record of queue ${JSON.stringify(r.queue)}, found among the jobs of queue "${queue}"`);
+  return r;
 }
+
+/**
+ * Sets aside in `txn` the job `id` this process holds claimed whose record
+ * a settlement found damaged, and submits that commit (durable): the
+ * settlement and its effects apply nothing, its caller gets a
+ * `JobRecordDamagedError` once the job is dead.
+ */
+function setAsideHeld(
+  core: QueueCore,
+  txn: Txn,
+  ctx: TransitionContext,
+  id: string,
+  ticket: ClaimTicket,
+  damaged: DamagedRecord,
+  claiming: boolean,
+): Submitted {
+  const queue = ticket.claim.queue;
+  const event = setAsideClaimed(txn, ctx, ticket.keys?.claimed ?? K.claimedKey(queue, id), queue, damaged);
+  const commit = core.commit(txn, true);
+  const appliedAt = core.commits;
+  core.leases.remove(id);
+  const keep = core.configs.get(queue).deadRetentionMs;
+  if (keep !== null) core.loop.rearm(ctx.now + keep);
+  const error = new JobRecordDamagedError(id, damaged.detail, true);
+  return new Submitted(core, id, queue, commit, NOTHING_SETTLED, [], [], ctx.now, 0, undefined, undefined, claiming, appliedAt, { event, error });
+}
+
+/** What a settlement that set its job aside applied of its own: nothing. */
+const NOTHING_SETTLED: ReturnType<Transition> = { record: undefined, applyEffects: false };
 
 /** `record`: what the job became; left out with `claimNext` (an ack, whose record nobody reads), which answers with `next` instead. */
 type Settled = { record?: JobRecord | undefined; enqueued: EnqueueOutcome[]; next?: ClaimedJob | undefined };
@@ -578,7 +630,7 @@ function submitSettlement(
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
-    let r: JobRecord | undefined;
+    let r: JobRecord | DamagedRecord | undefined;
     try {
       // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
       // job's field, which an object inheriting from the job could shadow.
@@ -591,6 +643,7 @@ function submitSettlement(
       return undefined;
     }
     const ctx = core.ctx(prepared);
+    if (r instanceof DamagedRecord) return setAsideHeld(core, txn, ctx, id, ticket, r, claimNext !== undefined);
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     let chained: Chained | undefined;
@@ -697,6 +750,8 @@ export class Submitted {
     private readonly claiming: boolean,
     /** The queue's commit count right after this settlement's commit (`QueueCore.commits`). */
     private readonly appliedAt: number,
+    /** The job's record was found damaged: the commit set it aside, and `settled()` throws `error`. */
+    private readonly setAside?: { event: DeadLetteredEvent; error: JobRecordDamagedError },
   ) {
     this.#chained = chained;
     // A chained claim waits for its commit like any claim: a close that begins meanwhile waits for it.
@@ -720,6 +775,13 @@ export class Submitted {
   /** The commit is durable: hands out the chained job and tells everyone else what the settlement did. */
   settled(): Settled | Promise<Settled> {
     const core = this.core;
+    if (this.setAside !== undefined) {
+      const { event, error } = this.setAside;
+      core.completions.finished(this.id, { kind: "dead" });
+      core.host.deadLettered(event);
+      core.log.warn({ jobId: this.id, queue: this.queue }, `queue "${core.name}": ${error.message}`);
+      throw error;
+    }
     let chained = this.#chained;
     // A close began meanwhile: the job goes back, attempt uncounted, rather than out to a caller no one lets settle it.
     if (chained !== undefined && core.closing) {

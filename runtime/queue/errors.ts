@@ -111,16 +111,21 @@ export class PermanentError extends TaqubaError {
  * A job's stored record is damaged (cut short, a field of another kind, or
  * naming another job), so the job cannot be shown. A claim of its queue
  * sets a pending one aside as dead (reason `record_corrupted`, with what
- * could be read of it); a cancel removes it.
+ * could be read of it); a cancel removes it. With `setAside`, a settlement
+ * of the job's claim met the damage: it applied nothing of its own (nor
+ * its effects) and set the job aside as dead instead.
  */
 export class JobRecordDamagedError extends TaqubaError {
   constructor(
     readonly jobId: string,
     readonly detail: string,
+    readonly setAside = false,
   ) {
     super(
       "JOB_RECORD_DAMAGED",
-      `the stored record of job ${jobId} is damaged (${detail}); a claim of its queue sets a waiting job aside as dead (record_corrupted) and shows what could be read of it, or cancel the job to remove it`,
+      setAside
+        ? `the stored record of job ${jobId} was damaged while it was claimed (${detail}); this settlement and its effects were not applied: the job was set aside as dead (record_corrupted) with what could be read of it; redrive it with requeueDead to run it again`
+        : `the stored record of job ${jobId} is damaged (${detail}); a claim of its queue sets a waiting job aside as dead (record_corrupted) and shows what could be read of it, or cancel the job to remove it`,
     );
   }
 }

@@ -141,8 +141,13 @@ function recoverClaimBatches(host: MaintenanceHost, requeued: string[], deadLett
         deadLettered.push(r.id);
         continue;
       }
-      if (r === undefined || r.state !== "claimed") {
-        dropOrphanClaimedEntry(txn, key); // an index entry without its record: drop it
+      if (r === undefined) {
+        dropDanglingClaimed(host, txn, key, K.lastField(key), K.queueOfClaimedKey(key), "at open");
+        continue;
+      }
+      if (r.state !== "claimed") {
+        // Its record counts it in the state it is in: only the stale entry goes.
+        dropOrphanClaimedEntry(txn, key);
         continue;
       }
       const died = endAbandonedClaim(txn, ctx, r, "interrupted", "interrupted: the process holding the claim stopped", queues, dead);
@@ -180,7 +185,12 @@ export function reapExpired(host: MaintenanceHost, now: number, defer: DeferPass
         total++;
         continue;
       }
-      if (r === undefined || r.state !== "claimed") continue;
+      if (r === undefined) {
+        const key = K.claimedKey(e.queue, e.id);
+        if (txn.get(key) !== undefined) dropDanglingClaimed(host, txn, key, e.id, e.queue, "when its lease expired");
+        continue;
+      }
+      if (r.state !== "claimed") continue;
       endAbandonedClaim(txn, ctx, r, "lease_expired", "lease expired", queues, dead);
       total++;
     }
@@ -204,7 +214,14 @@ export function promoteDue(host: MaintenanceHost, now: number, defer: DeferPass 
         warnSetAside(host, r, at.queue, "it came due");
         continue;
       }
-      if (r === undefined || r.state !== "scheduled" || K.scheduledKey(r.runAt ?? 0, r.queue, r.id) !== key) {
+      if (r === undefined) {
+        // Counted scheduled with its entry, which is all that is left of it.
+        txn.delete(key);
+        if (txn.countOf(at.queue, "scheduled") > 0) txn.move(at.queue, "scheduled", null);
+        host.warn(`job ${at.id} of queue "${at.queue}" was listed scheduled without a stored record; its entry was dropped when it came due`);
+        continue;
+      }
+      if (r.state !== "scheduled" || K.scheduledKey(r.runAt ?? 0, r.queue, r.id) !== key) {
         txn.delete(key);
         continue;
       }
@@ -264,6 +281,18 @@ export function sweepRetention(host: MaintenanceHost, now: number, defer: DeferP
 function filedAsRetained(txn: Txn, r: JobRecord, dueAt: number): JobRecord | DamagedRecord {
   if (r.retainUntil !== dueAt || (r.state !== "done" && r.state !== "dead")) return r;
   return filedOrDamaged(txn, r);
+}
+
+/**
+ * Drops the claimed entry `key` of job `id` of `queue`, whose record is
+ * gone: the stats no longer count it claimed (a done count the entry
+ * carries is kept), and the operator is told.
+ */
+function dropDanglingClaimed(host: MaintenanceHost, txn: Txn, key: string, id: string, queue: string, when: string): void {
+  dropOrphanClaimedEntry(txn, key);
+  // An entry put without its count (not by this queue) leaves the count as it is: it never goes below zero.
+  if (txn.countOf(queue, "claimed") > 0) txn.move(queue, "claimed", null);
+  host.warn(`job ${id} of queue "${queue}" was listed claimed without a stored record; its entry was dropped ${when}`);
 }
 
 /** Tells the operator of a damaged job background work set aside as dead. */

@@ -206,6 +206,13 @@ export class Txn {
     return this.#storedStats(s).pending + s.delta.pending;
   }
 
+  /** The count of `queue`'s jobs in `state` as this transaction leaves it so far (see `pendingCount`). */
+  countOf(queue: string, state: Exclude<JobState, "done">): number {
+    const s = this.#slotOf(queue);
+    if (s === undefined) return this.#readStats(statsKey(queue))[state];
+    return this.#storedStats(s)[state] + s.delta[state];
+  }
+
   /** The stored stats of a slot's queue, read once per transaction (the stats key is written only by `finish`). */
   #storedStats(s: StatsSlot): Readonly<QueueStats> {
     s.stored ??= this.#readStats(s.key);
