@@ -17,6 +17,7 @@ import {
   ClaimLostError,
   type ClaimNext,
   type ClaimedJob,
+  JobRecordDamagedError,
   MemoryStore,
   MockClock,
   type OpenOptions,
@@ -161,14 +162,18 @@ describe("an ack acting on its claim's record unread", () => {
     await queue.close();
   });
 
-  it("fails the ack of a record a commit straight to the engine damaged, and deletes nothing", async () => {
+  it("reads the record a commit straight to the engine damaged: the ack sets the job aside instead of settling it", async () => {
     const { queue } = await openPaged();
     await queue.enqueue("jobs", enc("work"));
     const job = (await queue.claim("jobs", 60_000))!;
     await commitBeside(job, new WriteBatch().put(K.jobKey(job.id), new Uint8Array([0xc1, 0xc1, 0xc1])));
-    await expect(queue.ack(job)).rejects.toThrow(job.id);
-    expect(coreOf(job).engine.get(K.jobKey(job.id))).toEqual(new Uint8Array([0xc1, 0xc1, 0xc1]));
-    expect(await queue.view().stats("jobs")).toMatchObject({ claimed: 1, done: 0 });
+    const refused = await queue.ack(job).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(JobRecordDamagedError);
+    expect(String((refused as Error).message)).toContain(job.id);
+    expect(await queue.view().stats("jobs")).toMatchObject({ claimed: 0, dead: 1, done: 0 });
     await queue.close();
   });
 
