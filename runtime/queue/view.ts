@@ -169,7 +169,15 @@ export class StoreView implements QueueView {
     // Scheduled keys are in global time order, so one queue's page filters;
     // bound the keys examined so a page costs O(limit) even then.
     const budget = limit * 10 + 100;
-    const range = { prefix, ...(opts.cursor === undefined ? {} : { start: opts.cursor, startExclusive: true }) };
+    const cursor: unknown = opts.cursor;
+    // A cursor is the last key a page of this listing examined: any other (another state's or queue's, text
+    // made up) would start the scan before the listing (its first page again) or past it (an empty page).
+    if (cursor !== undefined && (typeof cursor !== "string" || !cursor.startsWith(prefix))) {
+      throw new ValidationError(
+        `cursor ${describeValue(cursor)} is not a cursor of queue ${JSON.stringify(queueName)}'s ${state} jobs; pass the nextCursor of the previous page of the same queue and state`,
+      );
+    }
+    const range = { prefix, ...(cursor === undefined ? {} : { start: cursor, startExclusive: true }) };
     const idOf = (key: string, value: Uint8Array) =>
       state === "scheduled" ? K.parseScheduledKey(key).id : state === "pending" ? decoder.decode(value) : K.lastField(key);
     // The page reads at most `budget` records: warm those first (paged values).
