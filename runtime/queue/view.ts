@@ -215,7 +215,16 @@ export class StoreView implements QueueView {
     const limit = pageLimit(opts.limit, 100);
     const prefix = K.deadPrefix(queueName);
     const out: JobInfo[] = [];
-    const range = opts.after === undefined ? { prefix } : { prefix, start: prefix + opts.after, startExclusive: true };
+    const after: unknown = opts.after;
+    // Joined to the prefix as text, anything but a job id started the page at a place no id holds: none, or all again.
+    if (after !== undefined) {
+      try {
+        validateJobId(after);
+      } catch {
+        throw new ValidationError(`deadJobs' after must be a job id (the last one of the previous page), got ${describeValue(after)}`);
+      }
+    }
+    const range = after === undefined ? { prefix } : { prefix, start: prefix + after, startExclusive: true };
     const ids = () => [...this.src.scan({ ...range, limit })].map(([key]) => K.lastField(key));
     for (let w = warmJobs(this.src, ids()); w !== undefined; w = warmJobs(this.src, ids())) await w;
     for (const [key] of this.src.scan({ ...range, limit })) {
