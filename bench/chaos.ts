@@ -30,9 +30,20 @@
  *   memo key, split into those whose earlier run never stored its value
  *   (a kill or fault inside the step: expected) and the rest (a memo lost: a bug).
  *
+ * - step jobs done: the step queue's stats against the model of one done job
+ *   per step and one for the terminal hook's notification of each succeeded
+ *   run, none pending, claimed, scheduled or dead
+ *   once every run succeeded.
+ *
  * Env: RUNS (1000), KILLS (50), FAULT_RATE (0.05), SUBMIT_RATE (4 runs per
  * second: kills are spread over the RUNS / SUBMIT_RATE seconds of
- * submissions), SEED (1), TIMEOUT_S (1800).
+ * submissions), SEED (1), TIMEOUT_S (1800), STORE (`local`, or `s3`: the
+ * S3 protocol server on loopback, s3rver, which the parent starts and every
+ * worker reaches through S3Store), MAX_ATTEMPTS (5, a step's attempt limit:
+ * every kill inside a step counts one, so passes with many kills raise it),
+ * KILL_FOR_S (no limit: kills stop after this many seconds, and the pass
+ * then waits for the runs left to end). The pass ends once every run ended
+ * (with fewer kills than KILLS if the runs ended first) or at TIMEOUT_S.
  * Run: `npx tsx bench/chaos.ts`.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -41,21 +52,45 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { LocalStore, Queue, StepOutcome, WorkflowRuntime, withFaults, type Memo, type StepRunner, type TerminalHook } from "../runtime/index.js";
+import type { S3ClientConfig } from "@aws-sdk/client-s3";
+import {
+  LocalStore,
+  Queue,
+  S3Store,
+  StepOutcome,
+  WorkflowRuntime,
+  withFaults,
+  type Memo,
+  type ObjectStore,
+  type StepRunner,
+  type TerminalHook,
+} from "../runtime/index.js";
+import { startS3Server } from "../test/support/s3-server.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
 const runIdOf = (i: number) => `chaos-${i}`;
 const expectedResult = (id: string) => `done:${id}:d-${id}`;
 const STEP_QUEUE_CONFIG = { "workflow-steps": { leaseMs: 3_000, backoff: { baseMs: 50, maxMs: 1_000 } } };
+/** A run's jobs on the step queue: its five steps and the terminal hook's notification. */
+const JOBS_PER_RUN = 6;
+const MAX_ATTEMPTS = Number(process.env.MAX_ATTEMPTS ?? 5);
+
+/** Where the runs live: a LocalStore directory, or a prefix of the S3 protocol server's bucket (passed to workers as JSON). */
+type StoreSpec = { kind: "local"; dir: string } | { kind: "s3"; bucket: string; clientConfig: S3ClientConfig };
+
+function openStore(spec: StoreSpec): ObjectStore {
+  if (spec.kind === "local") return new LocalStore(spec.dir);
+  return new S3Store({ bucket: spec.bucket, prefix: "chaos", clientConfig: spec.clientConfig });
+}
 
 // ---- worker process ---------------------------------------------------------
 
-async function worker(dir: string, runs: number, faultRate: number, seed: number, submitRate: number): Promise<void> {
+async function worker(dir: string, runs: number, faultRate: number, seed: number, submitRate: number, spec: StoreSpec): Promise<void> {
   const logFile = join(dir, "events.log");
   const log = (line: string) => appendFileSync(logFile, `${line}\n`);
   const pid = process.pid;
-  const store = withFaults(new LocalStore(join(dir, "store")), { failureRate: faultRate, seed: seed * 7919 + pid });
+  const store = withFaults(openStore(spec), { failureRate: faultRate, seed: seed * 7919 + pid });
   const queue = await Queue.open(store, "chaos", { queueConfigs: STEP_QUEUE_CONFIG });
 
   const signalsDue = new Map<string, number>();
@@ -137,7 +172,7 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
       (async () => {
         for (;;) {
           try {
-            await runtime.submit({ input: enc(id), runId: id, options: { maxAttemptsPerStep: 5 } });
+            await runtime.submit({ input: enc(id), runId: id, options: { maxAttemptsPerStep: MAX_ATTEMPTS } });
             log(`submitted ${id}`);
             return;
           } catch (e) {
@@ -161,10 +196,10 @@ function readLog(file: string): string[][] {
     .map((l) => l.split(" "));
 }
 
-function startWorker(dir: string, runs: number, faultRate: number, seed: number): ChildProcess {
+function startWorker(dir: string, runs: number, faultRate: number, seed: number, spec: StoreSpec): ChildProcess {
   const script = fileURLToPath(import.meta.url);
   const rate = process.env.SUBMIT_RATE ?? "4";
-  return spawn(process.execPath, ["--import", "tsx", script, "--worker", dir, String(runs), String(faultRate), String(seed), rate], {
+  return spawn(process.execPath, ["--import", "tsx", script, "--worker", dir, String(runs), String(faultRate), String(seed), rate, JSON.stringify(spec)], {
     stdio: ["ignore", "ignore", "inherit"],
   });
 }
@@ -183,13 +218,16 @@ async function parent(): Promise<void> {
   const timeoutMs = Number(process.env.TIMEOUT_S ?? 1800) * 1000;
   const dir = await mkdtemp(join(tmpdir(), "taquba-chaos-"));
   const logFile = join(dir, "events.log");
+  const s3 = process.env.STORE === "s3" ? await startS3Server() : undefined;
+  const spec: StoreSpec = s3 === undefined ? { kind: "local", dir: join(dir, "store") } : { kind: "s3", bucket: s3.bucket, clientConfig: s3.clientConfig };
   const load0 = loadavg();
   const t0 = Date.now();
   console.log(
-    `chaos: ${runs} runs x 5 steps, ${kills} SIGKILLs, ${faultRate * 100}% store faults (engine and memo), LocalStore; load average ${load0.map((x) => x.toFixed(2)).join(" ")}`,
+    `chaos: ${runs} runs x 5 steps, ${kills} SIGKILLs, ${faultRate * 100}% store faults (engine and memo), ${s3 === undefined ? "LocalStore" : "S3Store over s3rver"}, ` +
+      `${MAX_ATTEMPTS} attempts per step; load average ${load0.map((x) => x.toFixed(2)).join(" ")}`,
   );
 
-  let child = startWorker(dir, runs, faultRate, seed);
+  let child = startWorker(dir, runs, faultRate, seed, spec);
   let killed = 0;
   let selfExits = 0;
   let stopping = false;
@@ -199,7 +237,7 @@ async function parent(): Promise<void> {
       // A worker that stopped by itself (a poisoned engine): restart it like a supervisor would.
       selfExits++;
       console.log(`  worker ${c.pid} exited by itself (code ${code}); restarting`);
-      child = startWorker(dir, runs, faultRate, seed);
+      child = startWorker(dir, runs, faultRate, seed, spec);
       watch(child);
     });
   watch(child);
@@ -224,16 +262,23 @@ async function parent(): Promise<void> {
   const submitRate = Number(process.env.SUBMIT_RATE ?? 4);
   const killEveryMs = (1000 * runs) / submitRate / (kills + 1);
   let lastRestart = Date.now();
-  while ((done < runs || killed < kills) && Date.now() - t0 < timeoutMs) {
+  // Kills end after KILL_FOR_S (or once KILLS were made); the pass ends once every run ended, killed or not.
+  const killForMs = Number(process.env.KILL_FOR_S ?? Number.POSITIVE_INFINITY) * 1000;
+  while (done < runs && Date.now() - t0 < timeoutMs) {
     await new Promise((r) => setTimeout(r, 100));
     done = terminatedIds().size;
-    if (killed < kills && Date.now() >= Math.max(t0 + (killed + 1) * killEveryMs, lastRestart + 500) && workedPids().has(String(child.pid))) {
+    if (
+      killed < kills &&
+      Date.now() - t0 < killForMs &&
+      Date.now() >= Math.max(t0 + (killed + 1) * killEveryMs, lastRestart + 500) &&
+      workedPids().has(String(child.pid))
+    ) {
       await new Promise((r) => setTimeout(r, Math.random() * 2000));
       const victim = child;
       victim.kill("SIGKILL");
       await exited(victim);
       killed++;
-      child = startWorker(dir, runs, faultRate, seed);
+      child = startWorker(dir, runs, faultRate, seed, spec);
       lastRestart = Date.now();
       watch(child);
     }
@@ -244,7 +289,7 @@ async function parent(): Promise<void> {
   await exited(child);
 
   // Check from durable state, without faults.
-  const store = new LocalStore(join(dir, "store"));
+  const store = openStore(spec);
   const queue = await Queue.open(store, "chaos", { queueConfigs: STEP_QUEUE_CONFIG });
   const runtime = WorkflowRuntime.builder(
     queue,
@@ -272,6 +317,15 @@ async function parent(): Promise<void> {
     for (let k = 0; k < 5 && ok; k++) ok = (await queue.kvGet(`chaos/${id}/${k}`)) !== null;
     if (!ok) resultsLost++;
   }
+  // Each step of a succeeded run, and its terminal hook's notification, is one job of the step queue done once,
+  // however often a kill put it back; with every run succeeded nothing is left pending, scheduled, claimed or dead.
+  const succeeded = acked.length - runsLost - runsFailed;
+  const stats = await queue.view().stats("workflow-steps");
+  const allSucceeded = succeeded === runs;
+  // A run that did not succeed had done some of its steps: the model then bounds the count instead.
+  const statsWrong = allSucceeded
+    ? stats.done !== JOBS_PER_RUN * runs || stats.pending + stats.scheduled + stats.claimed + stats.dead !== 0
+    : stats.done < JOBS_PER_RUN * succeeded || stats.done > JOBS_PER_RUN * acked.length;
   await queue.close();
 
   const outcomesByRun = new Map<string, Set<string>>();
@@ -314,14 +368,18 @@ async function parent(): Promise<void> {
     `  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`,
   );
   console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
+  console.log(
+    `  step jobs: ${JSON.stringify(stats)} (model: ${allSucceeded ? `done ${JOBS_PER_RUN * runs}, nothing else` : `done ${JOBS_PER_RUN * succeeded} to ${JOBS_PER_RUN * acked.length}`})${statsWrong ? " WRONG" : ""}`,
+  );
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   await rm(dir, { recursive: true, force: true });
-  if (runsLost + runsFailed + resultsLost + duplicated + unexplained > 0) process.exitCode = 1;
+  await s3?.stop();
+  if (runsLost + runsFailed + resultsLost + duplicated + unexplained > 0 || statsWrong) process.exitCode = 1;
 }
 
 if (process.argv[2] === "--worker") {
-  const [, , , dir, runs, faultRate, seed, rate] = process.argv;
-  await worker(dir!, Number(runs), Number(faultRate), Number(seed), Number(rate));
+  const [, , , dir, runs, faultRate, seed, rate, spec] = process.argv;
+  await worker(dir!, Number(runs), Number(faultRate), Number(seed), Number(rate), JSON.parse(spec!) as StoreSpec);
 } else {
   await parent();
 }

@@ -109,6 +109,15 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** An id taken from the path (a run's, a group's, a job's), percent-decoded; a malformed encoding is the request's fault, not the server's. */
+function pathId(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, `the path holds ${JSON.stringify(raw)}, whose percent-encoding is malformed; encode the id with encodeURIComponent`);
+  }
+}
+
 function field(body: unknown, name: string): unknown {
   return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
 }
@@ -207,7 +216,7 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
     [
       /^\/api\/runs\/([^/]+)$/,
       async (_url, _req, m) => {
-        const detail = await ops.run(decodeURIComponent(m[1]!));
+        const detail = await ops.run(pathId(m[1]!));
         if (detail === null) throw new HttpError(404, "no record of this run: never submitted to this step queue, or ended and swept");
         return detail;
       },
@@ -245,7 +254,7 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
     [
       /^\/api\/groups\/([^/]+)$/,
       async (_url, _req, m) => {
-        const g = await ops.group(decodeURIComponent(m[1]!));
+        const g = await ops.group(pathId(m[1]!));
         if (g === null) throw new HttpError(404, "no such run group in this step queue: never submitted, or forgotten");
         return g;
       },
@@ -253,7 +262,7 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
   ];
 
   const writes: [RegExp, Handler][] = [
-    [/^\/api\/runs\/([^/]+)\/cancel$/, (_url, _req, m) => ops.cancel(decodeURIComponent(m[1]!))],
+    [/^\/api\/runs\/([^/]+)\/cancel$/, (_url, _req, m) => ops.cancel(pathId(m[1]!))],
     [
       /^\/api\/runs\/([^/]+)\/retry$/,
       async (_url, req, m) => {
@@ -261,17 +270,17 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
         if (fromStep !== undefined && (typeof fromStep !== "number" || !Number.isSafeInteger(fromStep) || fromStep < 0)) {
           throw new HttpError(400, "fromStep must be a step number");
         }
-        return ops.retryRun(decodeURIComponent(m[1]!), fromStep === undefined ? {} : { fromStep });
+        return ops.retryRun(pathId(m[1]!), fromStep === undefined ? {} : { fromStep });
       },
     ],
-    [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(decodeURIComponent(m[1]!))],
+    [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(pathId(m[1]!))],
     [
       /^\/api\/dead\/([^/]+)\/redrive$/,
       async (_url, req, m) => {
         const shard = field(await readBody(req), "shard");
         if (shard !== undefined && shard !== null && (typeof shard !== "number" || !Number.isSafeInteger(shard) || shard < 0))
           throw new HttpError(400, "shard must be the number of the shard holding the job");
-        return ops.redrive(decodeURIComponent(m[1]!), typeof shard === "number" ? shard : undefined);
+        return ops.redrive(pathId(m[1]!), typeof shard === "number" ? shard : undefined);
       },
     ],
     [

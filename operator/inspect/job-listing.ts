@@ -4,6 +4,8 @@
  * (a step job's `workflow.run_id` header). Shared by the CLI and the
  * dashboard.
  */
+import { ValidationError } from "../../runtime/errors.js";
+import { validateJobId, validateQueueName } from "../../runtime/queue/names.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
 import type { JobInfo, JobState, WaitingReason } from "../../runtime/queue/types.js";
 import { HEADER_RUN_ID, HEADER_STEP } from "../../runtime/workflow/records/reserved.js";
@@ -83,10 +85,21 @@ function position(r: JobRow): string {
   return `${r.queue}/${r.id}`;
 }
 
+/** A page's `next` split into its queue and job id; anything else would start the listing at a place no dead letter holds (none, or every one again). */
 function splitPosition(p: string | undefined): [string | undefined, string | undefined] {
   if (p === undefined) return [undefined, undefined];
   const i = p.lastIndexOf("/");
-  return i < 0 ? [p, undefined] : [p.slice(0, i), p.slice(i + 1)];
+  const [queue, id] = [p.slice(0, i), p.slice(i + 1)];
+  try {
+    if (i < 0) throw new Error("no queue");
+    validateQueueName(queue);
+    validateJobId(id);
+  } catch {
+    throw new ValidationError(
+      `dead letter position ${JSON.stringify(p)} is not one a page printed (QUEUE/JOB_ID); pass the position printed at the end of the previous page`,
+    );
+  }
+  return [queue, id];
 }
 
 /** One queue's jobs in one state (the queue's own order), one page. */

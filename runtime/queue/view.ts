@@ -170,7 +170,15 @@ export class StoreView implements QueueView {
     // Scheduled keys are in global time order, so one queue's page filters;
     // bound the keys examined so a page costs O(limit) even then.
     const budget = limit * 10 + 100;
-    const range = { prefix, ...(opts.cursor === undefined ? {} : { start: opts.cursor, startExclusive: true }) };
+    const cursor: unknown = opts.cursor;
+    // A cursor is the last key a page of this listing examined: any other (another state's or queue's, text
+    // made up) would start the scan before the listing (its first page again) or past it (an empty page).
+    if (cursor !== undefined && (typeof cursor !== "string" || !cursor.startsWith(prefix))) {
+      throw new ValidationError(
+        `cursor ${describeValue(cursor)} is not a cursor of queue ${JSON.stringify(queueName)}'s ${state} jobs; pass the nextCursor of the previous page of the same queue and state`,
+      );
+    }
+    const range = { prefix, ...(cursor === undefined ? {} : { start: cursor, startExclusive: true }) };
     const idOf = (key: string, value: Uint8Array) =>
       state === "scheduled" ? K.parseScheduledKey(key).id : state === "pending" ? decoder.decode(value) : K.lastField(key);
     // The page reads at most `budget` records: warm those first (paged values).
@@ -208,7 +216,16 @@ export class StoreView implements QueueView {
     const limit = pageLimit(opts.limit, 100);
     const prefix = K.deadPrefix(queueName);
     const out: JobInfo[] = [];
-    const range = opts.after === undefined ? { prefix } : { prefix, start: prefix + opts.after, startExclusive: true };
+    const after: unknown = opts.after;
+    // Joined to the prefix as text, anything but a job id started the page at a place no id holds: none, or all again.
+    if (after !== undefined) {
+      try {
+        validateJobId(after);
+      } catch {
+        throw new ValidationError(`deadJobs' after must be a job id (the last one of the previous page), got ${describeValue(after)}`);
+      }
+    }
+    const range = after === undefined ? { prefix } : { prefix, start: prefix + after, startExclusive: true };
     const ids = () => [...this.src.scan({ ...range, limit })].map(([key]) => K.lastField(key));
     for (let w = warmJobs(this.src, ids()); w !== undefined; w = warmJobs(this.src, ids())) await w;
     for (const [key] of this.src.scan({ ...range, limit })) {
