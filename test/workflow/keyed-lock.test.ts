@@ -1,7 +1,8 @@
 /**
  * @module The runtime's per-key lock (submits of one run id, signal waits of
  * one key): one holder per key at a time, in arrival order, a failed holder
- * releasing the key, and a free key's work started in the call.
+ * releasing the key, a free key's work started in the call, and order kept
+ * through a long queue cut from its front while it grows.
  */
 import { describe, expect, it } from "vitest";
 import { KeyedLock } from "../../runtime/workflow/runs/run-events.js";
@@ -136,5 +137,43 @@ describe("KeyedLock", () => {
     await first;
     await after;
     expect(second).toBe(true);
+  });
+
+  it("keeps arrival order and one holder at a time across thousands of waiters, callers arriving while the key is handed on", async () => {
+    const lock = new KeyedLock();
+    const order: number[] = [];
+    let inside = 0;
+    let most = 0;
+    const runs: Promise<void>[] = [];
+    let arrived = 0;
+    const arrive = (): void => {
+      const n = arrived++;
+      runs.push(
+        lock.run("k", async () => {
+          inside++;
+          most = Math.max(most, inside);
+          order.push(n);
+          // Every third holder lets two more callers arrive while it holds the key: the queue is cut from the front while it grows at the back.
+          if (n % 3 === 0 && arrived < 6_000) {
+            arrive();
+            arrive();
+          }
+          await Promise.resolve();
+          inside--;
+        }),
+      );
+    };
+    for (let i = 0; i < 2_500; i++) arrive();
+    while (order.length < arrived) await Promise.all(runs.slice());
+    expect(arrived).toBeGreaterThan(4_000);
+    expect(order).toEqual(Array.from({ length: arrived }, (_, i) => i));
+    expect(most).toBe(1);
+    // The queue ran out: the key is free, its next holder starts in the call.
+    let started = false;
+    const later = lock.run("k", async () => {
+      started = true;
+    });
+    expect(started).toBe(true);
+    await later;
   });
 });

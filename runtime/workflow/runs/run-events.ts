@@ -105,13 +105,27 @@ export class RunWait {
   }
 }
 
+/**
+ * The wakers of a held key's waiters in arrival order, `next` the first not
+ * yet woken: a hand-off moves an index instead of shifting the array, which
+ * cost time in the number of waiters and made many waiters on one key
+ * quadratic.
+ */
+interface Waiters {
+  readonly wakers: ((() => void) | undefined)[];
+  next: number;
+}
+
+/** Woken waiters are cut from the front once they are this many and at least half the array. */
+const COMPACT_AFTER = 1024;
+
 /** Marks a key held with nobody waiting: a free key's holder makes no queue and no promise. Never pushed to. */
-const HELD: (() => void)[] = Object.freeze([]) as unknown as (() => void)[];
+const HELD: Waiters = Object.freeze({ wakers: Object.freeze([]) as unknown as (() => void)[], next: 0 });
 
 /** A per-key async mutex: callers of one key run one at a time, in arrival order. */
 export class KeyedLock {
-  /** Per held key, the wakers of its waiters in arrival order (`HELD` while none waits). */
-  readonly #held = new Map<string, (() => void)[]>();
+  /** Per held key, its waiters (`HELD` while none waits). */
+  readonly #held = new Map<string, Waiters>();
 
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const waiting = this.#held.get(key);
@@ -126,20 +140,27 @@ export class KeyedLock {
   }
 
   /** Resolves when the holders before this caller have released `key`, which then passes to it still held. */
-  #turn(key: string, waiting: (() => void)[]): Promise<void> {
+  #turn(key: string, waiting: Waiters): Promise<void> {
     let queue = waiting;
-    if (queue === HELD) this.#held.set(key, (queue = []));
-    return new Promise<void>((wake) => queue.push(wake));
+    if (queue === HELD) this.#held.set(key, (queue = { wakers: [], next: 0 }));
+    return new Promise<void>((wake) => queue.wakers.push(wake));
   }
 
   #release(key: string): void {
     const queue = this.#held.get(key);
     if (queue === undefined) return;
-    if (queue.length === 0) {
+    const { wakers } = queue;
+    if (queue.next === wakers.length) {
       this.#held.delete(key);
       return;
     }
+    const wake = wakers[queue.next]!;
+    wakers[queue.next++] = undefined;
+    if (queue.next >= COMPACT_AFTER && queue.next * 2 >= wakers.length) {
+      wakers.splice(0, queue.next);
+      queue.next = 0;
+    }
     // Handed to the next waiter without being freed: a caller arriving meanwhile queues behind it.
-    queue.shift()!();
+    wake();
   }
 }
