@@ -7,22 +7,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
+import { tokenValueArb } from "./fixtures/token-values.js";
 
 const KEYS = ["u/a", "u/b", "j/c", "n/queue-with-a-long-name"];
-
-/** A value of `key`: random bytes, the key's own tail (held as a number), or one of a few fixed values (repeats). */
-const valueArb = (key: string) =>
-  fc.oneof(
-    fc.uint8Array({ maxLength: 40 }),
-    fc.uint8Array({ minLength: 60, maxLength: 1500 }),
-    fc.integer({ min: 1, max: key.length }).map((n) => new TextEncoder().encode(key.slice(key.length - n))),
-    fc.constantFrom(new Uint8Array([1, 2, 3]), new Uint8Array(0)),
-  );
 
 type Op = { kind: "put"; key: string; value: Uint8Array } | { kind: "delete"; key: string } | { kind: "checkpoint" };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom(...KEYS).chain((key) => valueArb(key).map((value): Op => ({ kind: "put", key, value }))) },
+  { weight: 6, arbitrary: fc.constantFrom(...KEYS).chain((key) => tokenValueArb(key).map((value): Op => ({ kind: "put", key, value }))) },
   { weight: 1, arbitrary: fc.constantFrom(...KEYS).map((key): Op => ({ kind: "delete", key })) },
   { weight: 1, arbitrary: fc.constant<Op>({ kind: "checkpoint" }) },
 );

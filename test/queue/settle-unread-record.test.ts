@@ -74,6 +74,33 @@ async function rewriteRecord(job: ClaimedJob, change: (r: ReturnType<typeof deco
   await commitBeside(job, new WriteBatch().put(key, encodeJob(r)));
 }
 
+/** A job of "jobs" claimed by a plain claim. */
+async function claimedJob(queue: Queue): Promise<ClaimedJob> {
+  await queue.enqueue("jobs", enc("work"));
+  return (await queue.claim("jobs", 60_000))!;
+}
+
+type FaultyStore = Awaited<ReturnType<typeof openPaged>>["faulty"];
+
+/** Acks `job` while every store read fails: it settles only if the ack does not read the job's record. */
+async function ackUnread(faulty: FaultyStore, queue: Queue, job: ClaimedJob): Promise<void> {
+  faulty.failureRate = 1;
+  try {
+    await queue.ack(job);
+  } finally {
+    faulty.failureRate = 0;
+  }
+}
+
+/** The ack of `job` reads its record: it fails while store reads fail, and settles the job once they succeed. */
+async function expectAckReads(faulty: FaultyStore, queue: Queue, job: ClaimedJob): Promise<void> {
+  faulty.failureRate = 1;
+  await expect(queue.ack(job)).rejects.toThrow();
+  faulty.failureRate = 0;
+  await queue.ack(job);
+  expect(await queue.view().job(job.id)).toBeNull();
+}
+
 /** A job of "jobs" claimed by a chained ack. */
 async function chainedJob(queue: Queue): Promise<ClaimedJob> {
   await queue.enqueue("jobs", enc("first"));
@@ -86,12 +113,9 @@ async function chainedJob(queue: Queue): Promise<ClaimedJob> {
 describe("an ack acting on its claim's record unread", () => {
   it("settles a job whose record is paged out and unreadable: nothing wrote it since the claim", async () => {
     const { faulty, queue } = await openPaged();
-    await queue.enqueue("jobs", enc("work"));
-    const job = (await queue.claim("jobs", 60_000))!;
+    const job = await claimedJob(queue);
     await pageOut(queue);
-    faulty.failureRate = 1;
-    await queue.ack(job);
-    faulty.failureRate = 0;
+    await ackUnread(faulty, queue, job);
     expect(await queue.view().job(job.id)).toBeNull();
     expect(await queue.view().stats("jobs")).toMatchObject({ pending: 0, claimed: 0, done: 1 });
     await queue.close();
@@ -101,9 +125,7 @@ describe("an ack acting on its claim's record unread", () => {
     const { faulty, queue } = await openPaged();
     const next = await chainedJob(queue);
     await pageOut(queue);
-    faulty.failureRate = 1;
-    await queue.ack(next);
-    faulty.failureRate = 0;
+    await ackUnread(faulty, queue, next);
     expect(await queue.view().job(next.id)).toBeNull();
     expect(await queue.view().stats("jobs")).toMatchObject({ pending: 0, claimed: 0, done: 2 });
     await queue.close();
@@ -111,29 +133,19 @@ describe("an ack acting on its claim's record unread", () => {
 
   it("reads the record after a commit straight to the engine, even of another key", async () => {
     const { faulty, queue } = await openPaged();
-    await queue.enqueue("jobs", enc("work"));
-    const job = (await queue.claim("jobs", 60_000))!;
+    const job = await claimedJob(queue);
     await pageOut(queue);
     await commitBeside(job, new WriteBatch().put("elsewhere", enc("x")));
-    faulty.failureRate = 1;
-    await expect(queue.ack(job)).rejects.toThrow();
-    faulty.failureRate = 0;
-    await queue.ack(job);
-    expect(await queue.view().job(job.id)).toBeNull();
+    await expectAckReads(faulty, queue, job);
     await queue.close();
   });
 
   it("reads the record after a cancel flagged it", async () => {
     const { faulty, queue } = await openPaged();
-    await queue.enqueue("jobs", enc("work"));
-    const job = (await queue.claim("jobs", 60_000))!;
+    const job = await claimedJob(queue);
     expect(await queue.cancelJob(job.id)).toBe("requested");
     await pageOut(queue);
-    faulty.failureRate = 1;
-    await expect(queue.ack(job)).rejects.toThrow();
-    faulty.failureRate = 0;
-    await queue.ack(job);
-    expect(await queue.view().job(job.id)).toBeNull();
+    await expectAckReads(faulty, queue, job);
     await queue.close();
   });
 
@@ -142,18 +154,13 @@ describe("an ack acting on its claim's record unread", () => {
     const next = await chainedJob(queue);
     expect(await queue.cancelJob(next.id)).toBe("requested");
     await pageOut(queue);
-    faulty.failureRate = 1;
-    await expect(queue.ack(next)).rejects.toThrow();
-    faulty.failureRate = 0;
-    await queue.ack(next);
-    expect(await queue.view().job(next.id)).toBeNull();
+    await expectAckReads(faulty, queue, next);
     await queue.close();
   });
 
   it("refuses the ack of a record a commit straight to the engine put back to pending, and leaves it", async () => {
     const { queue } = await openPaged();
-    await queue.enqueue("jobs", enc("work"));
-    const job = (await queue.claim("jobs", 60_000))!;
+    const job = await claimedJob(queue);
     await rewriteRecord(job, (r) => {
       r.state = "pending";
     });
@@ -164,8 +171,7 @@ describe("an ack acting on its claim's record unread", () => {
 
   it("reads the record a commit straight to the engine damaged: the ack sets the job aside instead of settling it", async () => {
     const { queue } = await openPaged();
-    await queue.enqueue("jobs", enc("work"));
-    const job = (await queue.claim("jobs", 60_000))!;
+    const job = await claimedJob(queue);
     await commitBeside(job, new WriteBatch().put(K.jobKey(job.id), new Uint8Array([0xc1, 0xc1, 0xc1])));
     const refused = await queue.ack(job).then(
       () => undefined,
@@ -189,9 +195,7 @@ describe("an ack acting on its claim's record unread", () => {
     await expect(queue.ack(first)).rejects.toBeInstanceOf(ClaimLostError);
     expect(await queue.view().stats("jobs")).toMatchObject({ claimed: 1, done: 0 });
     await pageOut(queue);
-    faulty.failureRate = 1;
-    await queue.ack(second);
-    faulty.failureRate = 0;
+    await ackUnread(faulty, queue, second);
     expect(await queue.view().job(first.id)).toBeNull();
     expect(await queue.view().stats("jobs")).toMatchObject({ pending: 0, claimed: 0, done: 1 });
     await queue.close();
@@ -211,8 +215,7 @@ describe("an ack acting on its claim's record unread", () => {
 
   it("refuses the ack of a claim a cancel of its damaged record removed", async () => {
     const { queue } = await openPaged();
-    await queue.enqueue("jobs", enc("work"));
-    const job = (await queue.claim("jobs", 60_000))!;
+    const job = await claimedJob(queue);
     await commitBeside(job, new WriteBatch().put(K.jobKey(job.id), new Uint8Array([0xc1])));
     expect(await queue.cancelJob(job.id)).toBe("removed");
     await expect(queue.ack(job)).rejects.toBeInstanceOf(ClaimLostError);

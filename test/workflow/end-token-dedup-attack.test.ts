@@ -7,24 +7,13 @@
  * first end's retention, while the second end was still to be kept.
  */
 import { describe, expect, it } from "vitest";
-import { Queue, StepOutcome, type StepRunner } from "taquba";
+import { StepOutcome, type StepRunner } from "taquba";
 import { terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { enc, type Env, openEnv, until } from "./helpers.js";
+import { namingQueue } from "./fixtures/naming-queue.js";
 
 const STEPS = "workflow-steps";
-
-/** A queue that names the step jobs it draws from `names` (in turn) while any are left. */
-function namingQueue(names: string[]): (queue: Queue) => Queue {
-  return (committing) =>
-    new Proxy(committing, {
-      get(target, name) {
-        if (name === "nextJobId") return () => names.shift() ?? target.nextJobId();
-        const v = Reflect.get(target, name, target) as unknown;
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-}
 
 async function tokenOf(env: Env, runId: string): Promise<string> {
   const key = terminalRecordKey(STEPS, runId);

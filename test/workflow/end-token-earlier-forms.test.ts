@@ -7,25 +7,14 @@
  * the outcome is the termination, as before.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, Queue, StepError, StepOutcome, type StepRunner } from "taquba";
+import { MemoryStore, StepError, StepOutcome, type StepRunner } from "taquba";
 import { terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { decodeTerminalRecord, encodeTerminalRecord } from "../../runtime/workflow/records/records.js";
 import { stepHistoryKey } from "../../runtime/workflow/runs/history-records.js";
 import { dec, enc, openEnv } from "./helpers.js";
+import { namingQueue } from "./fixtures/naming-queue.js";
 
 const STEPS = "workflow-steps";
-
-/** A queue that names the step jobs it draws from `names` (in turn) while any are left. */
-function namingQueue(names: string[]): (queue: Queue) => Queue {
-  return (committing) =>
-    new Proxy(committing, {
-      get(target, name) {
-        if (name === "nextJobId") return () => names.shift() ?? target.nextJobId();
-        const v = Reflect.get(target, name, target) as unknown;
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-}
 
 describe("a reconciled end in the form of an earlier version", () => {
   for (const token of ["dead:5", "dead:5:r1"]) {

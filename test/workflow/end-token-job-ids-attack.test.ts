@@ -8,22 +8,11 @@
  * requeue of the dead job "dead" did not re-open its run.
  */
 import { describe, expect, it } from "vitest";
-import { Queue, StepError, StepOutcome, type StepRunner } from "taquba";
+import { StepError, StepOutcome, type StepRunner } from "taquba";
 import { dec, enc, type Env, openEnv, until } from "./helpers.js";
+import { namingQueue } from "./fixtures/naming-queue.js";
 
 const STEPS = "workflow-steps";
-
-/** A queue that names the step jobs it draws from `names` (in turn) while any are left. */
-function namingQueue(names: string[]): (queue: Queue) => Queue {
-  return (committing) =>
-    new Proxy(committing, {
-      get(target, name) {
-        if (name === "nextJobId") return () => names.shift() ?? target.nextJobId();
-        const v = Reflect.get(target, name, target) as unknown;
-        return typeof v === "function" ? v.bind(target) : v;
-      },
-    });
-}
 
 /** Fails every step permanently until `healed`, then succeeds with the run's id. */
 function healingRunner(): StepRunner & { healed: boolean } {
