@@ -61,7 +61,7 @@ describe("a dead-letter listing's after that is no job id", () => {
       const io = { out: (s: string) => out.push(s), err: (s: string) => err.push(s), color: false };
       const code = await main(["dead", "list", pathToFileURL(dir).href, "--after", "work/", "--name", "ops"], io);
       expect(code, out.join("\n")).toBe(2);
-      expect(err.join("\n")).toMatch(/deadJobs' after/);
+      expect(err.join("\n")).toMatch(/dead letter position "work\/" is not one a page printed/);
       expect(out).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
