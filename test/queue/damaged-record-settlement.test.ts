@@ -20,6 +20,7 @@ import {
   SettlementEffects,
   WriteBatch,
 } from "taquba";
+import { settledInTurn } from "../../runtime/queue/claim-settle.js";
 import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { jobKey } from "../../runtime/queue/keys.js";
 import type { QueueCore } from "../../runtime/queue/queue-core.js";
@@ -69,14 +70,7 @@ const SETTLEMENTS: { name: string; settle: Settle; retained?: boolean }[] = [
     name: "ackClaimingNextInTurn",
     settle: async (q, j) => {
       const s = q.ackClaimingNextInTurn(j, effects(), next());
-      if (s instanceof Promise) return s;
-      try {
-        await s.durable;
-      } catch (err) {
-        s.failed(err);
-        throw err;
-      }
-      return s.settled();
+      return s instanceof Promise ? s : settledInTurn(s);
     },
   },
 ];
