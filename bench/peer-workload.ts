@@ -35,8 +35,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withCounting, type StepRunner } from "../runtime/index.js";
+import { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withCounting } from "../runtime/index.js";
 import { median, percentile } from "./support/percentile.js";
+import { chainRunner } from "./support/step-workload.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N_TP = env("N_TP", 200);
@@ -51,12 +52,7 @@ const STORES = (process.env.STORES ?? "local,memory").split(",");
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-const runner: StepRunner = {
-  async runStep(step) {
-    const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
-    return j + 1 >= m ? StepOutcome.succeed(enc.encode(String(m))) : StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
-  },
-};
+const runner = chainRunner({ StepOutcome });
 
 interface Measured {
   stepsPerSec: number;

@@ -12,22 +12,17 @@
  */
 import { loadavg } from "node:os";
 import { decodeWal } from "../runtime/engine/wal-format.js";
-import { MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type ObjectStore, type StepRunner } from "../runtime/index.js";
+import { MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, type ObjectStore } from "../runtime/index.js";
 import type { PutOptions } from "../runtime/store/object-store.js";
 import { unpack } from "msgpackr";
+import { chainRunner } from "./support/step-workload.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const RUNS = env("RUNS", 20);
 const M = env("M", 10);
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
-const runner: StepRunner = {
-  async runStep(step) {
-    const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
-    return j + 1 >= m ? StepOutcome.succeed(enc.encode(String(m))) : StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
-  },
-};
+const runner = chainRunner({ StepOutcome });
 
 interface Op {
   kind: "put" | "delete";

@@ -36,13 +36,20 @@ const dec = new TextDecoder();
 
 /** Opens the workload's queue ("bench") and runtime over `store`, runs of `stepsPerRun` steps, and starts its worker. */
 export async function openStepWorkload(T: Taquba, store: import("../../runtime/index.js").ObjectStore, stepsPerRun = STEPS_PER_RUN): Promise<StepWorkload> {
-  const runner: import("../../runtime/index.js").StepRunner = {
+  return runtimeWorkload(T, await T.Queue.open(store, "bench"), store, chainRunner(T), enc.encode(`0/${stepsPerRun}`));
+}
+
+/**
+ * The workload's runner: a step's payload `j/m` continues at once with `j+1/m`, and the last step (`j + 1 >= m`)
+ * succeeds with `m`; a run's input is `0/m`. `T`: the runtime whose outcomes it returns.
+ */
+export function chainRunner(T: Pick<Taquba, "StepOutcome">): import("../../runtime/index.js").StepRunner {
+  return {
     async runStep(step) {
       const [j, m] = dec.decode(step.payload).split("/").map(Number) as [number, number];
       return j + 1 >= m ? T.StepOutcome.succeed(enc.encode(String(m))) : T.StepOutcome.continueNow(enc.encode(`${j + 1}/${m}`));
     },
   };
-  return runtimeWorkload(T, await T.Queue.open(store, "bench"), store, runner, enc.encode(`0/${stepsPerRun}`));
 }
 
 /**
