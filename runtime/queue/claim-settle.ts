@@ -17,8 +17,8 @@ import type { LeaseEntry } from "./lease-registry.js";
 import { validateMillis, validatePositiveInt, validateQueueName } from "./names.js";
 import type { Finish } from "./notifier.js";
 import type { QueueCore } from "./queue-core.js";
-import { copyJob, decodeJob, type JobRecord } from "./record.js";
-import { DamagedRecord, dropDanglingPending, readIndexedJob, setAsideClaimed, setAsidePending } from "./damaged-record.js";
+import { copyJob, type JobRecord } from "./record.js";
+import { DamagedRecord, dropDanglingPending, indexedJobOf, readIndexedJob, setAsideClaimed, setAsidePending } from "./damaged-record.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import {
   claimJob,
@@ -408,18 +408,8 @@ function heldRecord(core: QueueCore, txn: Txn, id: string, ticket: ClaimTicket, 
   if (bytes === undefined) return undefined;
   // Not copied: transitions build new records and never change the one they are given.
   if (!writesPayload && kept !== undefined && (bytes === kept || bytesEqual(bytes, kept))) return ticket.claimedRecord;
-  let r: JobRecord;
-  try {
-    r = decodeJob(key, bytes);
-  } catch (err) {
-    if (err instanceof StoreCorruptedError) return new DamagedRecord(id, err.detail);
-    throw err;
-  }
   // Settled as it reads, another job's record would settle that job, and another queue's move that queue's stats.
-  if (r.id !== id) return new DamagedRecord(id, `a job record naming job ${JSON.stringify(r.id)}, not job ${id} it is stored as`);
-  const queue = ticket.claim.queue;
-  if (r.queue !== queue) return new DamagedRecord(id, `a job record of queue ${JSON.stringify(r.queue)}, found among the jobs of queue "${queue}"`);
-  return r;
+  return indexedJobOf(key, bytes, id, ticket.claim.queue);
 }
 
 /**

@@ -14,6 +14,7 @@ import { readableJobFields, type JobRecord, type JobState } from "./record.js";
 import { textBytes } from "./record-pack.js";
 import {
   boundLastError,
+  decodeJobOf,
   dropOrphanClaimedEntry,
   indexKey,
   readJob,
@@ -57,11 +58,22 @@ export function readOrDamaged(txn: Pick<Txn, "get">, id: string): JobRecord | Da
  * cannot be read or names another job or another queue.
  */
 export function readIndexedJob(txn: Txn, id: string, queue: string): JobRecord | DamagedRecord | undefined {
-  const r = readOrDamaged(txn, id);
-  if (r instanceof DamagedRecord) return r;
+  const key = K.jobKey(id);
+  const bytes = txn.get(key);
+  return bytes === undefined ? undefined : indexedJobOf(key, bytes, id, queue);
+}
+
+/** The record of job `id` (stored at `key`, filed by `queue`) decoded from `bytes`, as `readIndexedJob` reads it. */
+export function indexedJobOf(key: string, bytes: Uint8Array, id: string, queue: string): JobRecord | DamagedRecord {
+  let r: JobRecord;
+  try {
+    r = decodeJobOf(key, bytes, id);
+  } catch (err) {
+    if (err instanceof StoreCorruptedError) return new DamagedRecord(id, err.detail);
+    throw err;
+  }
   // Claimed as its own queue's, it moved that queue's stats while this queue's went on counting it pending.
-  if (r !== undefined && r.queue !== queue)
-    return new DamagedRecord(id, `a job record of queue ${JSON.stringify(r.queue)}, found among the jobs of queue "${queue}"`);
+  if (r.queue !== queue) return new DamagedRecord(id, `a job record of queue ${JSON.stringify(r.queue)}, found among the jobs of queue "${queue}"`);
   return r;
 }
 

@@ -139,7 +139,11 @@ export function dropOrphanClaimedEntry(txn: Txn, key: string): void {
 export function readJob(txn: Pick<Txn, "get">, id: string): JobRecord | undefined {
   const key = K.jobKey(id);
   const bytes = txn.get(key);
-  if (bytes === undefined) return undefined;
+  return bytes === undefined ? undefined : decodeJobOf(key, bytes, id);
+}
+
+/** The record of job `id` decoded from `bytes`, stored at `key`; `StoreCorruptedError` when it cannot be read or names another job. */
+export function decodeJobOf(key: string, bytes: Uint8Array, id: string): JobRecord {
   const r = decodeJob(key, bytes);
   // A record naming another job (copied in from another key, or its id damaged) is not this job's: handled as
   // another job it changed that job's indexes and stats, not this one's.
