@@ -66,9 +66,48 @@ export function defineCancelSignal(target: object, source: CancelSource): void {
   Object.defineProperty(target, CANCEL_SOURCE, { value: source });
 }
 
-/** What `defineCancelSignal` gave `x` as its source, or undefined. */
+/** What `defineCancelSignal` gave `x` as its source, or what `SourceSlot.give` gave it, or undefined. */
 export function cancelSourceOf(x: object): unknown {
-  return (x as { readonly [CANCEL_SOURCE]?: unknown })[CANCEL_SOURCE];
+  return SourceSlot.sourceIn(x) ?? (x as { readonly [CANCEL_SOURCE]?: unknown })[CANCEL_SOURCE];
+}
+
+/**
+ * A base whose constructor hands back the object it is given: a subclass's
+ * private fields are then defined on that object, with no key, descriptor,
+ * prototype or printed form of its own.
+ */
+class ObjectGivenBack {
+  constructor(o: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the point of the class (see above).
+    return o;
+  }
+}
+
+/**
+ * A cancel source kept in a private slot of the object it serves (a claimed
+ * job): set by assignment, where `defineCancelSignal`'s hidden symbol slot
+ * takes an `Object.defineProperty` call with a descriptor made per object.
+ * Like that slot, a spread copy does not carry it; unlike it, neither an
+ * object inheriting from its holder nor a Proxy of it shows it (the holder's
+ * own module answers for those).
+ */
+export class SourceSlot extends ObjectGivenBack {
+  readonly #source: CancelSource;
+
+  private constructor(o: object, source: CancelSource) {
+    super(o);
+    this.#source = source;
+  }
+
+  /** Gives `o` its source; once, before `o` is frozen. */
+  static give(o: object, source: CancelSource): void {
+    new SourceSlot(o, source);
+  }
+
+  /** The source `give` gave `o` itself, or undefined. */
+  static sourceIn(o: object): CancelSource | undefined {
+    return #source in o ? o.#source : undefined;
+  }
 }
 
 /**
@@ -77,9 +116,9 @@ export function cancelSourceOf(x: object): unknown {
  * when the state behind it is at hand.
  */
 export function cancelRequestedOf(x: CancelSource): boolean {
-  let s: unknown = (x as { readonly [CANCEL_SOURCE]?: CancelSource })[CANCEL_SOURCE];
+  let s: unknown = cancelSourceOf(x);
   // A step's source is its claimed job, whose source is its claim's ticket, whose source is the claim's state.
-  while (s !== undefined && !(s instanceof CancelState)) s = (s as { readonly [CANCEL_SOURCE]?: CancelSource })[CANCEL_SOURCE];
+  while (typeof s === "object" && s !== null && !(s instanceof CancelState)) s = cancelSourceOf(s);
   return s instanceof CancelState ? s.requested : x.cancelSignal.aborted;
 }
 

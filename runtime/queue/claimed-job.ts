@@ -9,7 +9,7 @@ import { filledWithoutPrototype } from "../own-fields.js";
 import type { TimedClock } from "../clock.js";
 import { validateDelay } from "../time-bounds.js";
 import { CancelRequestedError, ClaimLostError } from "./errors.js";
-import { type Building, CANCEL_SOURCE, type CancelSource, type CancelState, cancelSourceOf, defineCancelSignal } from "./cancel-state.js";
+import { type Building, CANCEL_SOURCE, type CancelSource, type CancelState, SourceSlot } from "./cancel-state.js";
 import type { LeaseEntry, LeaseRegistry } from "./lease-registry.js";
 import type { JobRecord } from "./record.js";
 import type { JobKeys } from "./transitions.js";
@@ -20,10 +20,9 @@ export const LEASE_MARGIN_MS = 5000;
 
 /**
  * The claim behind a `ClaimedJob`: which queue issued it and its lease entry.
- * Kept in the job's hidden cancel-source slot (see `defineCancelSignal`),
- * which a copy by spread does not carry, rather than in a weak map: one
- * insert and one lookup less per claimed job, and no weak entry for the
- * collector.
+ * Kept in the job's private cancel-source slot (see `SourceSlot`), which a
+ * copy by spread does not carry, rather than in a weak map: one insert and
+ * one lookup less per claimed job, and no weak entry for the collector.
  */
 export class ClaimTicket implements CancelSource {
   constructor(
@@ -61,23 +60,70 @@ export class ClaimTicket implements CancelSource {
 /** The headers of a job enqueued without any. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
+/**
+ * The claim of `job`: the ticket in its own slot, else in the slot of the
+ * job it inherits from, or of the job a Proxy forwards to. Undefined for a
+ * copy or anything else.
+ */
 export function ticketOf(job: ClaimedJob): ClaimTicket | undefined {
   // Not an object (null from a claim that found nothing, passed on): no claim, refused as a copy is, not a TypeError here.
   if (typeof job !== "object" || job === null) return undefined;
-  const t = cancelSourceOf(job);
-  return t instanceof ClaimTicket ? t : undefined;
+  const t = SourceSlot.sourceIn(job);
+  if (t !== undefined) return t instanceof ClaimTicket ? t : undefined;
+  return ticketAlongChain(job);
 }
+
+/** How many prototypes `ticketAlongChain` looks through: a Proxy's trap can make a chain without end. */
+const MAX_CHAIN = 64;
+
+/**
+ * The ticket of the job `o` inherits from or is a Proxy of. A private slot
+ * shows through neither, where the hidden symbol slot it replaces showed
+ * through both, so both are looked for here, off the claimed job's own path.
+ */
+function ticketAlongChain(o: object): ClaimTicket | undefined {
+  let at: object | null = o;
+  for (let hops = 0; at !== null && hops < MAX_CHAIN; hops++) {
+    const t = SourceSlot.sourceIn(at);
+    if (t !== undefined) return t instanceof ClaimTicket ? t : undefined;
+    // A Proxy of a claimed job: the platform refuses a trap that reports another accessor or lease than the
+    // frozen job's own, and a copy by spread holds the signal read, not the accessor.
+    if (Object.getOwnPropertyDescriptor(at, "cancelSignal")?.get === CANCEL_SIGNAL.get) {
+      const lease: unknown = (at as ClaimedJob).lease;
+      return lease instanceof Lease ? Lease.ticketOf(lease) : undefined;
+    }
+    at = Object.getPrototypeOf(at);
+  }
+  return undefined;
+}
+
+// One getter and descriptor for every claimed job, so V8 reuses one hidden-class transition for them all.
+const CANCEL_SIGNAL = {
+  get(this: ClaimedJob): AbortSignal {
+    // Called on anything but a job (the getter taken off one): the TypeError reading a property of undefined.
+    return (ticketOf(this) as ClaimTicket).cancelSignal;
+  },
+  enumerable: true,
+} satisfies PropertyDescriptor;
 
 class Lease implements LeaseHandle {
   #last: number;
+  /** The claim of the job that holds this lease: found through it when the job is reached through a Proxy (see `ticketAlongChain`). */
+  readonly #ticket: ClaimTicket;
   constructor(
     private readonly registry: LeaseRegistry,
     private readonly clock: TimedClock,
     private readonly id: string,
     private readonly token: number,
     expiresAt: number,
+    ticket: ClaimTicket,
   ) {
     this.#last = expiresAt;
+    this.#ticket = ticket;
+  }
+
+  static ticketOf(lease: Lease): ClaimTicket {
+    return lease.#ticket;
   }
 
   get expiresAt(): number {
@@ -129,9 +175,9 @@ export function makeClaimedJob(
   if (r.attached !== undefined) r.attached = ownBytes(r.attached);
   const headers = r.headers === undefined ? NO_HEADERS : Object.freeze(r.headers);
   const claimedAt = r.claimedAt ?? clock.now();
-  const lease = new Lease(registry, clock, r.id, entry.token, entry.expiresAt);
   // Made only when read: most claims are never cancelled and most workers never look (see `CancelState`).
   const ticket = new ClaimTicket(owner, entry, historyless, keys, stored === undefined ? undefined : r, stored);
+  const lease = new Lease(registry, clock, r.id, entry.token, entry.expiresAt, ticket);
   const job = prototypeHoldsClaimedJobField()
     ? filledWithoutPrototype(claimedJobFields, r, own, headers, claimedAt, lease, ticket)
     : new ClaimedJobFields(r, own, headers, claimedAt, lease, ticket);
@@ -193,7 +239,8 @@ function claimedJobFields(
   this.enqueuedAt = r.enqueuedAt;
   this.claimedAt = claimedAt;
   this.lease = lease;
-  defineCancelSignal(this, ticket);
+  Object.defineProperty(this, "cancelSignal", CANCEL_SIGNAL);
+  SourceSlot.give(this, ticket);
   if (r.attached !== undefined) this.attached = r.attached;
   if (r.wokenAt !== undefined) this.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) this.lastError = r.lastError;

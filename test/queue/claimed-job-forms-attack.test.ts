@@ -1,7 +1,7 @@
 /**
- * @module A claimed job's claim lives in a hidden slot of the job (see
+ * @module A claimed job's claim lives in a private slot of the job (see
  * claimed-job.ts), so what a settlement accepts depends on which objects
- * carry that slot. Attacked with every way a caller might hand a job back
+ * carry that slot, or reach it by inheritance or through a Proxy. Attacked with every way a caller might hand a job back
  * other than as it was given: nothing at all (null from an empty claim, a
  * string), copies made by Object.assign or a JSON round trip, an object
  * inheriting from the job but naming another job or queue, a Proxy, a job of a second
@@ -138,6 +138,35 @@ describe("settling what is not a claimed job", () => {
     await queue.nack(late, "e");
     expect(late.cancelSignal.aborted).toBe(false);
     expect(late.cancelSignal).toBe(late.cancelSignal);
+    await queue.close();
+  });
+
+  it("a Proxy of a job, an object inheriting from one and a Proxy of that read the job's cancelSignal, see its cancel and settle by its claim; a frozen copy holding its lease does not", async () => {
+    const { queue } = await openQueue();
+    await queue.enqueue("q", enc("a"));
+    await queue.enqueue("q", enc("b"));
+    const job = (await queue.claim("q"))!;
+    const other = (await queue.claim("q"))!;
+    const proxied = new Proxy(job, {});
+    const inheritsProxy = Object.create(proxied) as ClaimedJob;
+    const proxiedHeir = new Proxy(Object.create(job) as ClaimedJob, {});
+    // The private slot shows through none of these: each finds the claim another way, and the same signal.
+    expect(proxied.cancelSignal).toBe(job.cancelSignal);
+    expect(inheritsProxy.cancelSignal).toBe(job.cancelSignal);
+    expect(proxiedHeir.cancelSignal).toBe(job.cancelSignal);
+    expect(await queue.cancelJob(job.id)).toBe("requested");
+    expect(proxied.cancelSignal.aborted).toBe(true);
+    // A copy holding the job's lease (and one handing over the other job's lease) is still a copy.
+    const copy = Object.freeze({ ...job }) as ClaimedJob;
+    await expect(queue.ack(copy)).rejects.toBeInstanceOf(ValidationError);
+    const otherLease = Object.create(job, { lease: { value: other.lease, enumerable: true } }) as ClaimedJob;
+    expect(otherLease.cancelSignal).toBe(job.cancelSignal);
+    expect(other.cancelSignal.aborted).toBe(false);
+    // Settled through the object inheriting from the Proxy: the job's own claim, once.
+    await queue.deadLetter(inheritsProxy, "cancelled");
+    await expect(queue.ack(job)).rejects.toBeInstanceOf(ClaimLostError);
+    await queue.ack(new Proxy(other, {}));
+    expect(await queue.view().stats("q")).toMatchObject({ pending: 0, claimed: 0 });
     await queue.close();
   });
 });
