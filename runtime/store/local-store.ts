@@ -111,6 +111,14 @@ interface ListEntry {
 interface KnownDir {
   made: Promise<void>;
   durable: Promise<void>;
+  /**
+   * Set once `made` (`durable`) fulfilled: a put then goes on without
+   * awaiting it, since an await of a settled promise still waits for every
+   * microtask queued before it (at a WAL object's landing, the continuations
+   * of the commits it released) before the put reaches the disk.
+   */
+  isMade: boolean;
+  isDurable: boolean;
 }
 
 /** A running directory fsync and, once someone needs one that starts after it, that next one. */
@@ -431,7 +439,7 @@ export class LocalStore implements ObjectStore {
     const slash = key.lastIndexOf("/");
     const dir = this.#putDirPath(slash === -1 ? "" : key.slice(0, slash));
     const known = this.#ensureDir(dir);
-    await known.made;
+    if (!known.isMade) await known.made;
     const target = path.join(dir, encodeSegment(key.slice(slash + 1)));
     const thread = createOnly ? this.#putThreads?.free(body.length, dir) : undefined;
     if (thread !== undefined) return this.#putThroughThread(thread, key, body, dir, known, target);
@@ -518,6 +526,7 @@ export class LocalStore implements ObjectStore {
       await this.#syncExisting(dir);
       stat = err.inPlace;
     }
+    if (known.isDurable) return { etag: etagOf(stat) };
     try {
       await known.durable;
     } catch (err) {
@@ -629,7 +638,7 @@ export class LocalStore implements ObjectStore {
               throw (await rootProblem(dir)) ?? err;
             },
           );
-      entry = { made, durable: made.then(() => this.#syncDir(path.dirname(dir))) };
+      entry = { made, durable: made.then(() => this.#syncDir(path.dirname(dir))), isMade: false, isDurable: false };
     } else {
       const parent = path.dirname(dir);
       const above = this.#ensureDir(parent);
@@ -642,15 +651,24 @@ export class LocalStore implements ObjectStore {
         ),
       );
       // Also when it existed: whoever made it may not have synced yet.
-      entry = { made, durable: made.then(() => Promise.all([this.#syncDir(parent), above.durable])).then(() => undefined) };
+      entry = {
+        made,
+        durable: made.then(() => Promise.all([this.#syncDir(parent), above.durable])).then(() => undefined),
+        isMade: false,
+        isDurable: false,
+      };
     }
     this.#knownDirs.set(dir, entry);
     const forget = () => {
       if (this.#knownDirs.get(dir) === entry) this.#knownDirs.delete(dir);
     };
     // Either promise may fail before a put awaits it; the put that awaits it reports the failure.
-    entry.made.catch(forget);
-    entry.durable.catch(forget);
+    entry.made.then(() => {
+      entry.isMade = true;
+    }, forget);
+    entry.durable.then(() => {
+      entry.isDurable = true;
+    }, forget);
     return entry;
   }
 

@@ -48,6 +48,24 @@ describe("LocalStore's put thread", () => {
     expect((await filesUnder(dir)).filter((n) => n.startsWith("%tmp."))).toEqual([]);
   });
 
+  it("hands a put into a directory it already made to the thread in the call's own turn, and the put resolves whole", async () => {
+    const dir = await tempDir();
+    const store = new LocalStore(dir);
+    await store.put("wal/0", enc("first"), { ifNoneMatch: "*" });
+    // An await of the directory's settled promise would wait behind every microtask queued before it (at a WAL
+    // object's landing, the continuations of the commits it released): the put would reach the disk after them.
+    const put = store.put("wal/1", enc("second"), { ifNoneMatch: "*" });
+    expect(sharedPutThread().busy, "the put is on the thread before the caller's turn ends").toBe(true);
+    await put;
+    expect(new TextDecoder().decode((await store.get("wal/1"))!.body)).toBe("second");
+    // A new directory is still made (and its entry synced) before its first put goes.
+    const first = store.put("new/0", enc("third"), { ifNoneMatch: "*" });
+    expect(sharedPutThread().busy, "a directory not yet made is waited for").toBe(false);
+    await first;
+    expect(new TextDecoder().decode((await store.get("new/0"))!.body)).toBe("third");
+    await sharedPutThread().close();
+  });
+
   it("answers failures as a put through the pool does: a removed store directory, a directory or a file in the way", async () => {
     /** What each failing create-if-absent put gives, with the store's path and the temporary name taken out. */
     const failures = async (putThread: boolean) => {
