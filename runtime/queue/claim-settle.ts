@@ -466,7 +466,15 @@ interface Chained {
  * take the job when none pending would be claimed before it. Called in the
  * settlement's turn.
  */
-function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly PreparedEnqueue[], claimNext: ClaimNext): boolean {
+function mayChain(
+  core: QueueCore,
+  txn: Txn,
+  ctx: TransitionContext,
+  prepared: readonly PreparedEnqueue[],
+  claimNext: ClaimNext,
+  aside: (e: DeadLetteredEvent) => void,
+): boolean {
+  const now = ctx.now;
   const item = prepared[claimNext.index];
   if (item === undefined) return false;
   if (item.opts.runAt !== undefined && item.opts.runAt > now) return false;
@@ -483,10 +491,64 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   if (reserved(claimNext, inFlight + pending)) return true;
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
-  for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
+  if (pendingAhead(core, txn, ctx, item.queueName, prefix, bound, aside)) return false;
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
   return reserved(claimNext, inFlight);
+}
+
+/** Pending entries ahead of a chained job `mayChain` looks through for one a claim would take; past them it leaves the job pending. */
+const CHAIN_AHEAD_CHECKS = 16;
+
+/**
+ * Whether a job pending on `queue` (entries under `prefix`) before `bound`
+ * would be claimed before the chained job. An entry whose record is gone
+ * is dropped in `txn`, one whose record is damaged set aside (`aside`), as
+ * a claim does: otherwise each such entry refused one chain, for nothing.
+ * True as well when the first `CHAIN_AHEAD_CHECKS` entries ahead are all
+ * such, or a record ahead is paged out: whether a claim would take it
+ * first is not known in this turn.
+ */
+function pendingAhead(
+  core: QueueCore,
+  txn: Txn,
+  ctx: TransitionContext,
+  queue: string,
+  prefix: string,
+  bound: string,
+  aside: (e: DeadLetteredEvent) => void,
+): boolean {
+  let checked = 0;
+  for (const [key, idBytes] of core.engine.scan({ prefix, limit: CHAIN_AHEAD_CHECKS })) {
+    if (key >= bound) return false;
+    checked++;
+    const id = decoder.decode(idBytes);
+    let r: JobRecord | DamagedRecord | undefined;
+    try {
+      r = readIndexedJob(txn, id, queue);
+    } catch (err) {
+      if (err instanceof ValueNotWarmedError) return true;
+      throw err;
+    }
+    if (r instanceof DamagedRecord) {
+      const e = setAsidePending(txn, core.engine, ctx, queue, r, CHAIN_AHEAD_CHECKS);
+      if (e === undefined) return true;
+      aside(e);
+      continue;
+    }
+    if (r === undefined) {
+      if (!dropDanglingPending(txn, core.engine, queue, id, CHAIN_AHEAD_CHECKS)) return true;
+      core.log.warn(
+        { jobId: id, queue },
+        `queue "${core.name}": job ${id} of queue "${queue}" was listed pending without a stored record; its entry was dropped`,
+      );
+      continue;
+    }
+    // A record no longer pending: its entry is stale, and a claim passes over it too.
+    if (r.state === "pending") return true;
+  }
+  // Every entry checked was passed over: ahead of the chained job only when the scan stopped short of the rest.
+  return checked === CHAIN_AHEAD_CHECKS;
 }
 
 /**
@@ -637,8 +699,9 @@ function submitSettlement(
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     let chained: Chained | undefined;
+    let aside: DeadLetteredEvent[] | undefined;
     if (!result.applyEffects) outcomes = [];
-    else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
+    else if (claimNext !== undefined && mayChain(core, txn, ctx, prepared, claimNext, (e) => (aside ??= []).push(e))) {
       const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
       outcomes = applied.outcomes;
       const rec = applied.claimed;
@@ -660,6 +723,7 @@ function submitSettlement(
     const commit = core.commit(txn, true, chained?.record.id);
     // Noted before anything else runs: a commit after it is one this settlement's writes may no longer be read from.
     const appliedAt = core.commits;
+    if (aside !== undefined) announceSetAside(core, commit, aside);
     if (chained?.stored !== undefined) chained.entry.recordAt = core.foreignCommits;
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(id);
