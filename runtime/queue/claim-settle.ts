@@ -25,7 +25,6 @@ import {
   completeJob,
   failJob,
   killJob,
-  readJob,
   recordAttempt,
   requeueJob,
   writeJob,
@@ -276,7 +275,12 @@ function pendingIds(core: QueueCore, queueName: string, max: number): string[] {
   return ids;
 }
 
-/** Dead-letters claimed jobs whose payload object is gone or corrupted, and tells the dead-letter listeners. */
+/**
+ * Dead-letters claimed jobs whose payload object is gone or corrupted, and
+ * tells the dead-letter listeners. A job whose record was damaged
+ * meanwhile is set aside for that instead: thrown here, it failed the
+ * whole batch claim and left the jobs after it claimed with no lease.
+ */
 function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched: ReadonlyArray<readonly [string, PromiseSettledResult<unknown>]>): void {
   const corrupted = new Set(fetched.filter(([, f]) => f.status === "rejected" && f.reason instanceof StoreCorruptedError).map(([id]) => id));
   if (core.isClosed) return;
@@ -286,7 +290,11 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched
   for (const [claimedRecord, e] of claims) {
     if (!core.leases.holds(claimedRecord.id, e.token)) continue;
     core.leases.remove(claimedRecord.id);
-    const r = readJob(txn, claimedRecord.id);
+    const r = readIndexedJob(txn, claimedRecord.id, claimedRecord.queue);
+    if (r instanceof DamagedRecord) {
+      events.push(setAsideClaimed(txn, ctx, K.claimedKey(claimedRecord.queue, r.id), claimedRecord.queue, r));
+      continue;
+    }
     if (r === undefined || r.state !== "claimed") continue;
     const bad = corrupted.has(r.id);
     const error = `payload object ${r.payloadRef ?? ""} is ${bad ? "corrupted (checksum mismatch)" : "missing"}`;
