@@ -65,7 +65,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   for (;;) {
     // Scan again after each wait: the scan and the claim must share one synchronous run.
     for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
-      await w;
+      if (claimed.length === 0) await w;
+      else if (await gaveBackWhileLoading(core, claimed, w)) throw new ClosedError(`queue "${core.name}"`);
       core.checkOpen();
       ids = pendingIds(core, queueName, scanLimit);
     }
@@ -222,6 +223,40 @@ function claimPending(
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
   return damaged;
+}
+
+/**
+ * Waits for `loading` (records a later scan of a batch claim reads) while
+ * the batch holds `claimed` from an earlier commit: a close waits for it
+ * too, and the claims are given back when a close began meanwhile
+ * (true) or the load failed (rethrown). Left claimed, they waited for
+ * their leases, or after the close for the next open's recovery, which
+ * counts their attempts.
+ */
+async function gaveBackWhileLoading(core: QueueCore, claimed: readonly [JobRecord, LeaseEntry][], loading: Promise<void>): Promise<boolean> {
+  const giveBack = () =>
+    release(
+      core,
+      claimed.map(([r, e]) => [r.id, e.token]),
+    );
+  // Given back inside the promise the close waits for: the close goes on only once the claims are released.
+  const waiting = loading.then(
+    () => {
+      if (!core.closing) return false;
+      giveBack();
+      return true;
+    },
+    (err: unknown) => {
+      giveBack();
+      throw err;
+    },
+  );
+  core.claimsWaiting.add(waiting);
+  try {
+    return await waiting;
+  } finally {
+    core.claimsWaiting.delete(waiting);
+  }
 }
 
 /** Tells the dead-letter listeners of the jobs set aside for their damaged records once `commit`, which set them aside, is durable. */
