@@ -540,6 +540,9 @@ function mayChain(
   return reserved(claimNext, inFlight);
 }
 
+/** Per queue store, the last pending job `pendingAhead` found readable ahead of a chained job, and its record's bytes then. */
+const headsChecked = new WeakMap<QueueCore, { id: string; queue: string; bytes: Uint8Array }>();
+
 /** Pending entries ahead of a chained job `mayChain` looks through for one a claim would take; past them it leaves the job pending. */
 const CHAIN_AHEAD_CHECKS = 16;
 
@@ -566,13 +569,18 @@ function pendingAhead(
     if (key >= bound) return false;
     checked++;
     const id = decoder.decode(idBytes);
-    let r: JobRecord | DamagedRecord | undefined;
+    const recordKey = K.jobKey(id);
+    let bytes: Uint8Array | undefined;
     try {
-      r = readIndexedJob(txn, id, queue);
+      bytes = txn.get(recordKey);
     } catch (err) {
       if (err instanceof ValueNotWarmedError) return true;
       throw err;
     }
+    // The same job heads the queue for many chains in a row while jobs wait: decoded once, then compared.
+    const known = headsChecked.get(core);
+    if (bytes !== undefined && known !== undefined && known.id === id && known.queue === queue && bytesEqual(known.bytes, bytes)) return true;
+    const r = bytes === undefined ? undefined : indexedJobOf(recordKey, bytes, id, queue);
     if (r instanceof DamagedRecord) {
       const e = setAsidePending(txn, core.engine, ctx, queue, r, CHAIN_AHEAD_CHECKS);
       if (e === undefined) return true;
@@ -588,7 +596,10 @@ function pendingAhead(
       continue;
     }
     // A record no longer pending: its entry is stale, and a claim passes over it too.
-    if (r.state === "pending") return true;
+    if (r.state === "pending") {
+      headsChecked.set(core, { id, queue, bytes: bytes!.slice() });
+      return true;
+    }
   }
   // Every entry checked was passed over: ahead of the chained job only when the scan stopped short of the rest.
   return checked === CHAIN_AHEAD_CHECKS;

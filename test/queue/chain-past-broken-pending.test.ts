@@ -104,6 +104,29 @@ describe.each(ACKS)("$name with pending entries ahead whose records are broken",
     }
   });
 
+  it("sets aside a job ahead that an earlier chain found good, once its record is damaged since", async () => {
+    const q = await live();
+    try {
+      await q.queue.enqueue("w", enc("head"), { jobId: "head" });
+      const first = await ack(q.queue, q.current, new SettlementEffects().enqueue("w", enc("n1"), { jobId: "n1" }));
+      expect(first.next).toBeUndefined();
+      const own = q.core.engine.get(jobKey("head"))!;
+      await q.core.engine.commit(new WriteBatch().put(jobKey("head"), own.subarray(0, 3)));
+      await q.queue.enqueue("w", enc("holder"), { jobId: "holder", priority: 0 });
+      const holder = (await q.queue.claim("w"))!;
+      expect(holder.id).toBe("holder");
+      const out = await ack(q.queue, holder, new SettlementEffects().enqueue("w", enc("n2"), { jobId: "n2" }));
+      // n1 is still pending ahead of n2: the chain is refused, and the damaged head set aside on the way.
+      expect(out.next).toBeUndefined();
+      await until("the set-aside job announced", async () => q.dead.length === 1);
+      expect(q.dead[0]).toMatchObject({ jobId: "head", reason: "record_corrupted" });
+      expect(await q.queue.view().stats("w")).toEqual(stats({ pending: 2, done: 2, dead: 1 }));
+      await q.modelled();
+    } finally {
+      await q.queue.close();
+    }
+  });
+
   it("takes the new job past a broken entry of a worse priority without touching it", async () => {
     const q = await live();
     try {
