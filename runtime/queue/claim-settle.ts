@@ -140,7 +140,9 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
       f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
     if (fetched.some((f) => f.status === "rejected")) {
       // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
-      for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+      // The claims' own: a batch that scanned more than once holds claims of scans before its last.
+      const held = claimed.map(([r]) => r.id);
+      for (let w = warmJobs(core.engine, held); w !== undefined; w = warmJobs(core.engine, held)) await w;
     }
     const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
     if (missing.length > 0)
