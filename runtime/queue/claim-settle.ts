@@ -25,7 +25,6 @@ import {
   completeJob,
   failJob,
   killJob,
-  readJob,
   recordAttempt,
   requeueJob,
   writeJob,
@@ -66,7 +65,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
   for (;;) {
     // Scan again after each wait: the scan and the claim must share one synchronous run.
     for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
-      await w;
+      if (claimed.length === 0) await w;
+      else if (await gaveBackWhileLoading(core, claimed, w)) throw new ClosedError(`queue "${core.name}"`);
       core.checkOpen();
       ids = pendingIds(core, queueName, scanLimit);
     }
@@ -140,7 +140,9 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
       f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
     if (fetched.some((f) => f.status === "rejected")) {
       // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
-      for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) await w;
+      // The claims' own: a batch that scanned more than once holds claims of scans before its last.
+      const held = claimed.map(([r]) => r.id);
+      for (let w = warmJobs(core.engine, held); w !== undefined; w = warmJobs(core.engine, held)) await w;
     }
     const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
     if (missing.length > 0)
@@ -225,6 +227,40 @@ function claimPending(
   return damaged;
 }
 
+/**
+ * Waits for `loading` (records a later scan of a batch claim reads) while
+ * the batch holds `claimed` from an earlier commit: a close waits for it
+ * too, and the claims are given back when a close began meanwhile
+ * (true) or the load failed (rethrown). Left claimed, they waited for
+ * their leases, or after the close for the next open's recovery, which
+ * counts their attempts.
+ */
+async function gaveBackWhileLoading(core: QueueCore, claimed: readonly [JobRecord, LeaseEntry][], loading: Promise<void>): Promise<boolean> {
+  const giveBack = () =>
+    release(
+      core,
+      claimed.map(([r, e]) => [r.id, e.token]),
+    );
+  // Given back inside the promise the close waits for: the close goes on only once the claims are released.
+  const waiting = loading.then(
+    () => {
+      if (!core.closing) return false;
+      giveBack();
+      return true;
+    },
+    (err: unknown) => {
+      giveBack();
+      throw err;
+    },
+  );
+  core.claimsWaiting.add(waiting);
+  try {
+    return await waiting;
+  } finally {
+    core.claimsWaiting.delete(waiting);
+  }
+}
+
 /** Tells the dead-letter listeners of the jobs set aside for their damaged records once `commit`, which set them aside, is durable. */
 function announceSetAside(core: QueueCore, commit: Promise<void>, events: readonly DeadLetteredEvent[]): void {
   commit.then(
@@ -276,7 +312,12 @@ function pendingIds(core: QueueCore, queueName: string, max: number): string[] {
   return ids;
 }
 
-/** Dead-letters claimed jobs whose payload object is gone or corrupted, and tells the dead-letter listeners. */
+/**
+ * Dead-letters claimed jobs whose payload object is gone or corrupted, and
+ * tells the dead-letter listeners. A job whose record was damaged
+ * meanwhile is set aside for that instead: thrown here, it failed the
+ * whole batch claim and left the jobs after it claimed with no lease.
+ */
 function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched: ReadonlyArray<readonly [string, PromiseSettledResult<unknown>]>): void {
   const corrupted = new Set(fetched.filter(([, f]) => f.status === "rejected" && f.reason instanceof StoreCorruptedError).map(([id]) => id));
   if (core.isClosed) return;
@@ -286,7 +327,11 @@ function killMissing(core: QueueCore, claims: [JobRecord, LeaseEntry][], fetched
   for (const [claimedRecord, e] of claims) {
     if (!core.leases.holds(claimedRecord.id, e.token)) continue;
     core.leases.remove(claimedRecord.id);
-    const r = readJob(txn, claimedRecord.id);
+    const r = readIndexedJob(txn, claimedRecord.id, claimedRecord.queue);
+    if (r instanceof DamagedRecord) {
+      events.push(setAsideClaimed(txn, ctx, K.claimedKey(claimedRecord.queue, r.id), claimedRecord.queue, r));
+      continue;
+    }
     if (r === undefined || r.state !== "claimed") continue;
     const bad = corrupted.has(r.id);
     const error = `payload object ${r.payloadRef ?? ""} is ${bad ? "corrupted (checksum mismatch)" : "missing"}`;
@@ -466,7 +511,15 @@ interface Chained {
  * take the job when none pending would be claimed before it. Called in the
  * settlement's turn.
  */
-function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly PreparedEnqueue[], claimNext: ClaimNext): boolean {
+function mayChain(
+  core: QueueCore,
+  txn: Txn,
+  ctx: TransitionContext,
+  prepared: readonly PreparedEnqueue[],
+  claimNext: ClaimNext,
+  aside: (e: DeadLetteredEvent) => void,
+): boolean {
+  const now = ctx.now;
   const item = prepared[claimNext.index];
   if (item === undefined) return false;
   if (item.opts.runAt !== undefined && item.opts.runAt > now) return false;
@@ -483,10 +536,75 @@ function mayChain(core: QueueCore, txn: Txn, now: number, prepared: readonly Pre
   if (reserved(claimNext, inFlight + pending)) return true;
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
-  for (const [key] of core.engine.scan({ prefix: K.pendingPrefix(item.queueName), limit: 1 })) if (key < bound) return false;
   const prefix = K.pendingPrefix(item.queueName);
+  if (pendingAhead(core, txn, ctx, item.queueName, prefix, bound, aside)) return false;
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
   return reserved(claimNext, inFlight);
+}
+
+/** Per queue store, the last pending job `pendingAhead` found readable ahead of a chained job, and its record's bytes then. */
+const headsChecked = new WeakMap<QueueCore, { id: string; queue: string; bytes: Uint8Array }>();
+
+/** Pending entries ahead of a chained job `mayChain` looks through for one a claim would take; past them it leaves the job pending. */
+const CHAIN_AHEAD_CHECKS = 16;
+
+/**
+ * Whether a job pending on `queue` (entries under `prefix`) before `bound`
+ * would be claimed before the chained job. An entry whose record is gone
+ * is dropped in `txn`, one whose record is damaged set aside (`aside`), as
+ * a claim does: otherwise each such entry refused one chain, for nothing.
+ * True as well when the first `CHAIN_AHEAD_CHECKS` entries ahead are all
+ * such, or a record ahead is paged out: whether a claim would take it
+ * first is not known in this turn.
+ */
+function pendingAhead(
+  core: QueueCore,
+  txn: Txn,
+  ctx: TransitionContext,
+  queue: string,
+  prefix: string,
+  bound: string,
+  aside: (e: DeadLetteredEvent) => void,
+): boolean {
+  let checked = 0;
+  for (const [key, idBytes] of core.engine.scan({ prefix, limit: CHAIN_AHEAD_CHECKS })) {
+    if (key >= bound) return false;
+    checked++;
+    const id = decoder.decode(idBytes);
+    const recordKey = K.jobKey(id);
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = txn.get(recordKey);
+    } catch (err) {
+      if (err instanceof ValueNotWarmedError) return true;
+      throw err;
+    }
+    // The same job heads the queue for many chains in a row while jobs wait: decoded once, then compared.
+    const known = headsChecked.get(core);
+    if (bytes !== undefined && known !== undefined && known.id === id && known.queue === queue && bytesEqual(known.bytes, bytes)) return true;
+    const r = bytes === undefined ? undefined : indexedJobOf(recordKey, bytes, id, queue);
+    if (r instanceof DamagedRecord) {
+      const e = setAsidePending(txn, core.engine, ctx, queue, r, CHAIN_AHEAD_CHECKS);
+      if (e === undefined) return true;
+      aside(e);
+      continue;
+    }
+    if (r === undefined) {
+      if (!dropDanglingPending(txn, core.engine, queue, id, CHAIN_AHEAD_CHECKS)) return true;
+      core.log.warn(
+        { jobId: id, queue },
+        `queue "${core.name}": job ${id} of queue "${queue}" was listed pending without a stored record; its entry was dropped`,
+      );
+      continue;
+    }
+    // A record no longer pending: its entry is stale, and a claim passes over it too.
+    if (r.state === "pending") {
+      headsChecked.set(core, { id, queue, bytes: bytes!.slice() });
+      return true;
+    }
+  }
+  // Every entry checked was passed over: ahead of the chained job only when the scan stopped short of the rest.
+  return checked === CHAIN_AHEAD_CHECKS;
 }
 
 /**
@@ -637,8 +755,9 @@ function submitSettlement(
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     let chained: Chained | undefined;
+    let aside: DeadLetteredEvent[] | undefined;
     if (!result.applyEffects) outcomes = [];
-    else if (claimNext !== undefined && mayChain(core, txn, ctx.now, prepared, claimNext)) {
+    else if (claimNext !== undefined && mayChain(core, txn, ctx, prepared, claimNext, (e) => (aside ??= []).push(e))) {
       const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
       outcomes = applied.outcomes;
       const rec = applied.claimed;
@@ -660,6 +779,7 @@ function submitSettlement(
     const commit = core.commit(txn, true, chained?.record.id);
     // Noted before anything else runs: a commit after it is one this settlement's writes may no longer be read from.
     const appliedAt = core.commits;
+    if (aside !== undefined) announceSetAside(core, commit, aside);
     if (chained?.stored !== undefined) chained.entry.recordAt = core.foreignCommits;
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(id);

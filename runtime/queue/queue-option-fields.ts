@@ -101,16 +101,26 @@ function baseHoldsItemField(): boolean {
   return "queueName" in base || "payload" in base || "opts" in base;
 }
 
-/** Refuses a field of `kvScan`'s options that they do not take. */
+/** Refuses `kvScan`'s options when they are not an object, or have a field they do not take. */
 export function refuseUnknownKvScanFields(opts: unknown): void {
-  if (isOptionObject(opts)) refuseUnknownFields(opts, KV_SCAN_FIELDS, "KvScanOptions.", "KvScanOptions");
+  refuseNonObject(opts, "KvScanOptions");
+  refuseUnknownFields(opts, KV_SCAN_FIELDS, "KvScanOptions.", "KvScanOptions");
 }
 
-/** Refuses a field of `listJobs`'s options (`deadJobs`'s when `dead`) that they do not take. */
+/** Refuses `listJobs`'s options (`deadJobs`'s when `dead`) when they are not an object, or have a field they do not take. */
 export function refuseUnknownListFields(opts: unknown, dead: boolean): void {
-  if (!isOptionObject(opts)) return;
+  refuseNonObject(opts, dead ? "deadJobs' options" : "ListJobsOptions");
   if (dead) refuseUnknownFields(opts, DEAD_JOBS_FIELDS, "deadJobs' options.", "deadJobs' options");
   else refuseUnknownFields(opts, LIST_JOBS_FIELDS, "ListJobsOptions.", "ListJobsOptions");
+}
+
+/**
+ * Refuses options `opts` of a listing (`name`) that are not an object: a
+ * number, text or array read as one has none of the fields asked for, and
+ * the listing ran with its defaults in silence.
+ */
+function refuseNonObject(opts: unknown, name: string): asserts opts is object {
+  if (!isOptionObject(opts)) throw new ValidationError(`${name} must be an object, got ${describeValue(opts)}`);
 }
 
 /** Refuses a field of `waitForCompletion`'s options that they do not take. */

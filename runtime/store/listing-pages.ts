@@ -13,21 +13,36 @@
  * answered again); any other such key is out of order, and the listing is
  * refused, since the keys it skipped cannot be known. A continuation token
  * answered twice, a truncated page without one, or more than
- * `MAX_PAGES_WITHOUT_PROGRESS` truncated pages in a row listing no key
- * past every key listed before them (a service that ignores the token but
- * gives a new one each time) refuse the listing too: it would never end, or
- * end short. Memory: the keys of two pages and the tokens of the listing.
+ * `MAX_PAGES_WITHOUT_PROGRESS` truncated pages in a row that list keys but
+ * none past every key listed before them (a service that ignores the token
+ * but gives a new one each time) refuse the listing too: it would never
+ * end, or end short. A truncated page listing no key at all is S3's answer
+ * over a long run of delete markers, and many may follow one another: only
+ * more than `MAX_EMPTY_PAGES` in a row refuse the listing. Memory: the keys
+ * of two pages and the tokens given since a page last listed a key past
+ * those before it (a token given before that cannot come back without
+ * the keys after it coming back too, which is no progress).
  */
 import { StoreRequestError } from "../errors.js";
 import { compareKeys } from "./keys.js";
 import type { ListedObject, ListOptions, ObjectStore } from "./object-store.js";
 
 /**
- * Truncated pages in a row that list nothing past what the listing held
- * before them, tolerated: a page answered again (some proxies), or an empty
- * one. One more is a service answering the same page for ever.
+ * Truncated pages in a row that list keys but none past what the listing
+ * held before them, tolerated: a page answered again (some proxies). One
+ * more is a service answering the same page for ever. Empty pages among
+ * them count towards `MAX_EMPTY_PAGES` instead.
  */
 export const MAX_PAGES_WITHOUT_PROGRESS = 3;
+
+/**
+ * Truncated pages in a row that list no key at all (and none past what
+ * the listing held before them), tolerated: S3 answers such pages while it
+ * walks past delete markers, up to 1,000 a page, so this passes ten
+ * million in a row. One more is a service that answers an empty page for
+ * ever.
+ */
+export const MAX_EMPTY_PAGES = 10_000;
 
 export class ListingPages {
   readonly #where: string;
@@ -46,6 +61,10 @@ export class ListingPages {
   #moved = false;
   /** Truncated pages in a row that did not. */
   #stalled = 0;
+  /** Whether this page listed any key, in or out of the prefix. */
+  #listedAny = false;
+  /** Of the `#stalled` pages, those that listed a key (pages answered again, not empty ones). */
+  #stalledListing = 0;
   /** The order the service lists in. */
   readonly #order: (a: string, b: string) => number;
 
@@ -66,6 +85,7 @@ export class ListingPages {
 
   /** Notes a key the service listed (whole, in or out of the prefix), for how far its listing got. */
   #saw(key: string): void {
+    this.#listedAny = true;
     if (this.#furthest === undefined || this.#order(key, this.#furthest) > 0) {
       this.#furthest = key;
       this.#moved = true;
@@ -90,6 +110,7 @@ export class ListingPages {
 
   /** Whether the listed `key` (whole) belongs to the listing; refuses a key out of order. */
   take(key: string): boolean {
+    this.#listedAny = true;
     const furthest = this.#furthest;
     const beyond = furthest === undefined || compareKeys(key, furthest) > 0;
     if (beyond) {
@@ -134,11 +155,20 @@ export class ListingPages {
     if (token === undefined || token === "") throw refused("said a page of its listing was truncated but gave no continuation token");
     if (this.#tokens.has(token)) throw refused("answered the same continuation token twice in one listing");
     // A new token each time does not make a page answered again progress: counted, so that such a loop ends.
-    this.#stalled = this.#moved ? 0 : this.#stalled + 1;
+    if (this.#moved) {
+      this.#stalled = 0;
+      this.#stalledListing = 0;
+      this.#tokens.clear();
+    } else {
+      this.#stalled++;
+      if (this.#listedAny) this.#stalledListing++;
+    }
     this.#moved = false;
-    if (this.#stalled > MAX_PAGES_WITHOUT_PROGRESS) {
+    this.#listedAny = false;
+    if (this.#stalledListing > MAX_PAGES_WITHOUT_PROGRESS) {
       throw refused(`answered ${this.#stalled} truncated pages in a row that list no key past those it listed before them`);
     }
+    if (this.#stalled > MAX_EMPTY_PAGES) throw refused(`answered ${this.#stalled} truncated pages in a row that list no key`);
     this.#tokens.add(token);
     return token;
   }

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreRequestError } from "taquba";
-import { ListingPages, MAX_PAGES_WITHOUT_PROGRESS } from "../../runtime/store/listing-pages.js";
+import { ListingPages, MAX_EMPTY_PAGES, MAX_PAGES_WITHOUT_PROGRESS } from "../../runtime/store/listing-pages.js";
 
 type Page = [keys: string[], truncated: boolean, token: string | undefined];
 
@@ -31,7 +31,7 @@ function run(pages: ListingPages, answered: Iterable<Page>): { taken: string[]; 
 
 /** A service whose first page comes back for every token, each time under a token never given before. */
 function* firstPageForEver(keys: string[]): Iterable<Page> {
-  for (let n = 1; n < 10_000; n++) yield [keys, true, `fresh-${n}`];
+  for (let n = 1; n < 2 * MAX_EMPTY_PAGES; n++) yield [keys, true, `fresh-${n}`];
 }
 
 describe("a listing whose service answers the same page under new tokens", () => {

@@ -99,7 +99,18 @@ export type ListingFault =
 export interface ListingFaults {
   fault?: ListingFault;
   pageKeys?: number;
+  /**
+   * Before each page, this many empty truncated pages (as S3 answers while
+   * it walks past delete markers), each under a token never given before,
+   * or with `emptyTokens: "repeated"` each under the same token (never
+   * getting past them).
+   */
+  emptyPages?: number;
+  emptyTokens?: "fresh" | "repeated";
 }
+
+/** The token of the `count`th empty page before the page that `inner` (a token, "" for the first page) asks for. */
+const EMPTY_TOKEN = /^empty:(\d+):([^:]*):\d+$/;
 
 export interface TestS3Server {
   endpoint: string;
@@ -171,7 +182,30 @@ async function listObjectsV2(ctx: KoaContext, directory: string, faults: Listing
   const bucketDir = join(directory, bucket);
   const prefix = queryString(ctx, "prefix") ?? "";
   const ignoresTokens = fault === "ignores continuation tokens" || fault === "ignores continuation tokens, giving new ones";
-  const asked = ignoresTokens ? undefined : queryString(ctx, "continuation-token");
+  let asked = ignoresTokens ? undefined : queryString(ctx, "continuation-token");
+  if (faults.emptyPages !== undefined && faults.emptyPages > 0) {
+    const empty = asked === undefined ? undefined : EMPTY_TOKEN.exec(asked);
+    const count = empty === undefined || empty === null ? 0 : Number(empty[1]);
+    if (count < faults.emptyPages) {
+      // The page asked for, carried through the empty pages: a token, or the first page's start-after.
+      const startAfter = queryString(ctx, "start-after");
+      const inner = empty?.[2] ?? asked ?? (startAfter === undefined ? "" : Buffer.from(startAfter, "utf8").toString("base64"));
+      const next = faults.emptyTokens === "repeated" ? `empty:1:${inner}:0` : `empty:${count + 1}:${inner}:${++freshTokens}`;
+      ctx.status = 200;
+      ctx.type = "application/xml";
+      ctx.body = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+        `<Name>${xmlEscape(bucket)}</Name><Prefix>${xmlEscape(prefix)}</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys>`,
+        "<IsTruncated>true</IsTruncated>",
+        asked !== undefined ? `<ContinuationToken>${xmlEscape(asked)}</ContinuationToken>` : "",
+        `<NextContinuationToken>${xmlEscape(next)}</NextContinuationToken>`,
+        "</ListBucketResult>",
+      ].join("");
+      return;
+    }
+    asked = empty![2] || undefined;
+  }
   // A token "again:<token>" serves the page of <token> a second time (see "repeats pages").
   const again = asked?.startsWith("again:") === true;
   const token = again ? asked!.slice("again:".length) || undefined : asked;
