@@ -9,6 +9,7 @@ import { copyJob, decodeJob, encodeJob, type JobRecord } from "../../runtime/que
 import { packPlain, packRecord, textBytes } from "../../runtime/queue/record-pack.js";
 import { decodeValue, encodeValue } from "../../runtime/workflow/records/codec.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { jobNumbersInRange } from "./helpers.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 
 // The record codec's general encoder, with the record codec's options.
@@ -199,6 +200,10 @@ describe("packRecord: the job record written directly", () => {
       }
       if (rec.requeues !== undefined && !(Number.isSafeInteger(rec.requeues) && rec.requeues >= 0)) {
         expect(() => decodeJob("j/x", encodeJob(rec)), `record ${i} of seed ${r.seed}`).toThrow(/its requeue count is not a whole number from 0 up/);
+        continue;
+      }
+      if (!jobNumbersInRange(rec as unknown as Record<string, unknown>)) {
+        expect(() => decodeJob("j/x", encodeJob(rec)), `record ${i} of seed ${r.seed}`).toThrow(/its [a-zA-Z]+ .* is not a /);
         continue;
       }
       const back = decodeJob("j/x", encodeJob(rec));
