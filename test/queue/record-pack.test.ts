@@ -189,9 +189,10 @@ describe("packRecord: the job record written directly", () => {
     }
   });
 
-  it("round-trips through decodeJob", () => {
+  it("round-trips through decodeJob", { timeout: HEAVY_TEST_MS }, () => {
     const r = testRandom("record-pack round trip");
-    for (let i = 0; i < 200; i++) {
+    let roundTripped = 0;
+    for (let i = 0; i < 1200; i++) {
       const rec = record(r, true);
       // A count that is no whole number (a float, NaN or an infinity num gives) is a damaged record, refused.
       if (!Number.isInteger(rec.attempts) || !Number.isInteger(rec.maxAttempts)) {
@@ -207,8 +208,11 @@ describe("packRecord: the job record written directly", () => {
         continue;
       }
       const back = decodeJob("j/x", encodeJob(rec));
+      roundTripped++;
       expect(Buffer.from(encodeJob(back)).equals(Buffer.from(encodeJob(rec))), `record ${i} of seed ${r.seed}`).toBe(true);
     }
+    // Most random records hold a number out of range: enough others to round-trip.
+    expect(roundTripped).toBeGreaterThan(80);
   });
 });
 
