@@ -172,9 +172,14 @@ export const DEFAULT_QUEUE_CONFIG: ResolvedQueueConfig = Object.freeze({
   debounce: undefined,
 });
 
+/** Whether `v` is a priority: an integer from 0 to `MAX_PRIORITY` (what enqueue accepts and what a job record holds). */
+export function isPriority(v: unknown): v is number {
+  return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_PRIORITY;
+}
+
 /** A priority is an integer from 0 to `MAX_PRIORITY`; `path` names it as the caller wrote it. */
 export function validatePriority(p: unknown, path = "priority"): asserts p is number {
-  if (typeof p !== "number" || !Number.isInteger(p) || p < 0 || p > MAX_PRIORITY) {
+  if (!isPriority(p)) {
     throw new ValidationError(`${path} must be an integer from 0 to ${MAX_PRIORITY} (lower is claimed first), got ${describeValue(p)}`);
   }
 }

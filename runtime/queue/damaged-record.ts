@@ -9,7 +9,8 @@
  */
 import { StoreCorruptedError } from "../errors.js";
 import * as K from "./keys.js";
-import { type DeadLetteredEvent, MAX_PRIORITY } from "./config.js";
+import { type DeadLetteredEvent, isPriority } from "./config.js";
+import { isCount, isPositiveCount, isStoredTime } from "../value-ranges.js";
 import { readableJobFields, type JobRecord, type JobState } from "./record.js";
 import { textBytes } from "./record-pack.js";
 import {
@@ -167,7 +168,7 @@ function setAsideUnindexed(txn: Txn, ctx: TransitionContext, queue: string, stat
     queue,
     state,
     seq: own<string>(fields, "seq", (v) => typeof v === "string" && v.length > 0 && !v.includes("/")) ?? id,
-    priority: own<number>(fields, "priority", (v) => isCount(v) && v <= MAX_PRIORITY) ?? ctx.config(queue).defaultPriority,
+    priority: own<number>(fields, "priority", isPriority) ?? ctx.config(queue).defaultPriority,
     payload: EMPTY,
     attempts: 0,
     maxAttempts: 1,
@@ -192,8 +193,8 @@ function writeSetAside(txn: Txn, ctx: TransitionContext, was: JobRecord, damaged
     state: "dead",
     payload: own<Uint8Array>(fields, "payload", (v) => v instanceof Uint8Array) ?? EMPTY,
     attempts: own<number>(fields, "attempts", isCount) ?? 0,
-    maxAttempts: own<number>(fields, "maxAttempts", (v) => isCount(v) && v > 0) ?? 1,
-    enqueuedAt: own<number>(fields, "enqueuedAt", isCount) ?? ctx.now,
+    maxAttempts: own<number>(fields, "maxAttempts", isPositiveCount) ?? 1,
+    enqueuedAt: own<number>(fields, "enqueuedAt", isStoredTime) ?? ctx.now,
     failedAt: ctx.now,
     lastError,
   };
@@ -258,7 +259,7 @@ export function removeDamaged(txn: Txn, src: ReadSource, id: string): { entries:
   const fields = bytes === undefined ? {} : readableJobFields(bytes);
   const payloadRef = heldPayloadRef(txn, fields, id);
   if (payloadRef !== undefined) txn.delete(K.payloadRefKey(payloadRef));
-  const retainUntil = own<number>(fields, "retainUntil", isCount);
+  const retainUntil = own<number>(fields, "retainUntil", isStoredTime);
   if (retainUntil !== undefined && txn.get(K.retentionKey(retainUntil, id)) !== undefined) txn.delete(K.retentionKey(retainUntil, id));
   for (const e of entries) {
     const base: JobRecord = { id, queue: e.queue, state: e.state, seq: "", priority: 0, payload: EMPTY, attempts: 0, maxAttempts: 1, enqueuedAt: 0 };
@@ -298,14 +299,14 @@ function namedEntry(src: Pick<ReadSource, "get">, bytes: Uint8Array | undefined,
   if (state === undefined || queue === undefined) return undefined;
   let key: string | undefined;
   if (state === "pending") {
-    const priority = own<number>(fields, "priority", (v) => isCount(v) && v <= MAX_PRIORITY);
+    const priority = own<number>(fields, "priority", isPriority);
     const seq = own<string>(fields, "seq", (v) => typeof v === "string" && v.length > 0 && !v.includes("/"));
     if (priority !== undefined && seq !== undefined) key = K.pendingKey(queue, priority, seq);
   } else if (state === "scheduled") {
-    const runAt = own<number>(fields, "runAt", isCount);
+    const runAt = own<number>(fields, "runAt", isStoredTime);
     if (runAt !== undefined) key = K.scheduledKey(runAt, queue, id);
   } else if (state === "done") {
-    const completedAt = own<number>(fields, "completedAt", isCount);
+    const completedAt = own<number>(fields, "completedAt", isStoredTime);
     if (completedAt !== undefined) key = K.doneKey(queue, completedAt, id);
   } else key = state === "claimed" ? K.claimedKey(queue, id) : K.deadKey(queue, id);
   if (key === undefined) return undefined;
@@ -369,10 +370,6 @@ function isQueueName(v: unknown): boolean {
 
 function isText(v: unknown): v is string {
   return typeof v === "string";
-}
-
-function isCount(v: unknown): v is number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
 function isHeaders(v: unknown): boolean {

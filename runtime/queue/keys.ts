@@ -31,6 +31,7 @@
  */
 
 import { ValidationError } from "../errors.js";
+import { isStoredTime } from "../value-ranges.js";
 import { describeValue } from "../option-values.js";
 import { KeptStrings } from "./kept-strings.js";
 
@@ -47,7 +48,7 @@ const PRIORITY_WIDTH = 10; // 2^32 has 10 digits
 export function padTime(ms: number): string {
   // Most calls of one commit pad the same time (its `now`): the last answer is kept.
   if (ms === lastPadded) return lastPaddedText;
-  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > Number.MAX_SAFE_INTEGER) {
+  if (!isStoredTime(ms)) {
     throw new ValidationError(`an index time must be a number of ms from 0 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(ms)}`);
   }
   const text = Math.floor(ms).toString().padStart(TIME_WIDTH, "0");

@@ -4,6 +4,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { validateDelay } from "../time-bounds.js";
+import { isPositiveCount } from "../value-ranges.js";
 import { isWellFormed, validateObjectKey } from "../store/keys.js";
 import { KvValueTooLargeError } from "./errors.js";
 import { describeValue, quoteValue } from "../option-values.js";
@@ -105,7 +106,7 @@ export function validateDedupKey(key: unknown): asserts key is string {
 
 /** Positive integer (attempt counts). */
 export function validatePositiveInt(what: string, n: unknown): asserts n is number {
-  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) throw new ValidationError(`${what} must be a positive integer, got ${describeValue(n)}`);
+  if (!isPositiveCount(n)) throw new ValidationError(`${what} must be a positive integer, got ${describeValue(n)}`);
 }
 
 /** Non-negative duration or instant in milliseconds. */

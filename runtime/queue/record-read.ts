@@ -10,13 +10,15 @@
  * Anything else answers undefined, for the general decoder to read as
  * before: a field this version does not know or one given twice, a value
  * of another kind (a 64-bit integer past 2^53, a 32-bit float, null),
- * a record lacking a field every job holds or in no job state, a string
+ * a number outside its field's range (see `inRange`), a record lacking a field every job holds or in no job state, a string
  * holding other than ASCII, a header named as anything `Object.prototype`
  * holds (`__proto__`, a setter), bytes after the map. Call it only while
  * `Object.prototype` holds no job field name and no index (see `decodeJob`):
  * its fields are assigned.
  */
 import type { JobRecord } from "./record.js";
+import { isPriority, MAX_PRIORITY } from "./config.js";
+import { isCount, isPositiveCount, isStoredTime } from "../value-ranges.js";
 
 /** What a field holds. */
 const TEXT = 0;
@@ -26,39 +28,48 @@ const HEADERS = 3;
 const FLAG = 4;
 type Kind = typeof TEXT | typeof NUMBER | typeof BYTES | typeof HEADERS | typeof FLAG;
 
+/** The range a number field holds (see value-ranges.ts): a value outside it is damage. */
+const PRIORITY = 0;
+const COUNT = 1;
+const LIMIT = 2;
+const TIME = 3;
+type Range = typeof PRIORITY | typeof COUNT | typeof LIMIT | typeof TIME;
+
 interface Field {
   readonly name: string;
   readonly bytes: Uint8Array;
   readonly kind: Kind;
+  readonly range: Range;
   /** The field's bit in the set of fields read so far. */
   readonly bit: number;
 }
 
-const FIELD_KINDS: readonly (readonly [keyof JobRecord, Kind])[] = [
+/** Each field, what it holds and, for a number, its range. */
+const FIELD_KINDS: readonly (readonly [keyof JobRecord, Kind, Range?])[] = [
   ["id", TEXT],
   ["queue", TEXT],
   ["state", TEXT],
   ["seq", TEXT],
-  ["priority", NUMBER],
+  ["priority", NUMBER, PRIORITY],
   ["payload", BYTES],
   ["payloadRef", TEXT],
-  ["payloadSize", NUMBER],
+  ["payloadSize", NUMBER, COUNT],
   ["headers", HEADERS],
-  ["attempts", NUMBER],
-  ["requeues", NUMBER],
-  ["maxAttempts", NUMBER],
-  ["enqueuedAt", NUMBER],
-  ["claimedAt", NUMBER],
-  ["runAt", NUMBER],
-  ["wokenAt", NUMBER],
+  ["attempts", NUMBER, COUNT],
+  ["requeues", NUMBER, COUNT],
+  ["maxAttempts", NUMBER, LIMIT],
+  ["enqueuedAt", NUMBER, TIME],
+  ["claimedAt", NUMBER, TIME],
+  ["runAt", NUMBER, TIME],
+  ["wokenAt", NUMBER, TIME],
   ["attached", BYTES],
-  ["completedAt", NUMBER],
-  ["failedAt", NUMBER],
+  ["completedAt", NUMBER, TIME],
+  ["failedAt", NUMBER, TIME],
   ["lastError", TEXT],
   ["dedupKey", TEXT],
   ["debounceKey", TEXT],
   ["cancelRequested", FLAG],
-  ["retainUntil", NUMBER],
+  ["retainUntil", NUMBER, TIME],
 ];
 
 /** The fields every job record holds (`payload` aside: a record without one reads as holding no bytes). */
@@ -67,8 +78,8 @@ const REQUIRED_BITS = FIELD_KINDS.reduce((bits, [name], i) => (REQUIRED.has(name
 
 /** The fields by the length of their name (all under 32 bytes, each a fixstr). */
 const BY_LENGTH: Field[][] = Array.from({ length: 32 }, () => []);
-FIELD_KINDS.forEach(([name, kind], i) => {
-  BY_LENGTH[name.length]!.push({ name, bytes: new TextEncoder().encode(name), kind, bit: 2 ** i });
+FIELD_KINDS.forEach(([name, kind, range], i) => {
+  BY_LENGTH[name.length]!.push({ name, bytes: new TextEncoder().encode(name), kind, range: range ?? COUNT, bit: 2 ** i });
 });
 
 /**
@@ -107,6 +118,8 @@ export function readJobRecord(b: Uint8Array): JobRecord | undefined {
         break;
       case NUMBER:
         v = readNumber(b, end);
+        // Out of its range: left to the general decoder, which names the field.
+        if (v !== undefined && !inRange(v as number, f.range)) return undefined;
         break;
       case BYTES:
         v = readBytes(b, end);
@@ -122,15 +135,34 @@ export function readJobRecord(b: Uint8Array): JobRecord | undefined {
     o[f.name] = v;
   }
   if (pos !== end || (seen & REQUIRED_BITS) !== REQUIRED_BITS) return undefined;
-  return isJobState(o.state) && Number.isInteger(o.attempts) && Number.isInteger(o.maxAttempts) && (o.requeues === undefined || isRequeueCount(o.requeues))
-    ? (o as unknown as JobRecord)
-    : undefined;
+  return isJobState(o.state) ? (o as unknown as JobRecord) : undefined;
 }
 
-/** A requeue count a record may hold: a whole number from 0 up that a number holds exactly (a run's end token names it). */
-export function isRequeueCount(v: unknown): boolean {
-  return Number.isSafeInteger(v) && (v as number) >= 0;
+/**
+ * Whether the number `n` is in `range`. A value no writer makes is damage
+ * acted on otherwise: a NaN or negative due time made a job due at once or
+ * never, a negative attempt count granted attempts past the limit, a
+ * priority outside the index's width filed the job out of order.
+ */
+function inRange(n: number, range: Range): boolean {
+  switch (range) {
+    case PRIORITY:
+      return isPriority(n);
+    case COUNT:
+      return isCount(n);
+    case LIMIT:
+      return isPositiveCount(n);
+    case TIME:
+      return isStoredTime(n);
+  }
 }
+
+const RANGE_WORDS: Record<Range, string> = {
+  [PRIORITY]: `a whole number from 0 to ${MAX_PRIORITY}`,
+  [COUNT]: "a whole number from 0 up that a number holds exactly",
+  [LIMIT]: "a whole number from 1 up that a number holds exactly",
+  [TIME]: `a time in ms from 0 to ${Number.MAX_SAFE_INTEGER}`,
+};
 
 /**
  * The job fields `b` holds before the first thing this reader does not take
@@ -191,7 +223,8 @@ function isJobState(s: unknown): boolean {
  * holds, or holding one of another kind, is damaged: read as it is, a
  * missing attempt limit retried the job for ever, a payload that is no
  * bytes was handed out empty, a count held as a string was counted on as
- * text (or NaN: the job was never out of attempts). A 64-bit integer (another MessagePack writer's form) in a number
+ * text (or NaN: the job was never out of attempts). So is a number outside
+ * its field's range (see `inRange`). A 64-bit integer (another MessagePack writer's form) in a number
  * field becomes the number while it is exact, in `o` itself.
  */
 export function jobRecordFault(o: Record<string, unknown>): string | undefined {
@@ -210,7 +243,11 @@ export function jobRecordFault(o: Record<string, unknown>): string | undefined {
   }
   if (!isJobState(o.state)) return "its state is none a job is stored in";
   if (!Number.isInteger(o.attempts) || !Number.isInteger(o.maxAttempts)) return "its attempt count or limit is not a whole number";
-  if (o.requeues !== undefined && !isRequeueCount(o.requeues)) return "its requeue count is not a whole number from 0 up";
+  if (o.requeues !== undefined && !isCount(o.requeues)) return "its requeue count is not a whole number from 0 up";
+  for (const [name, , range] of FIELD_KINDS) {
+    const v = o[name];
+    if (range !== undefined && v !== undefined && !inRange(v as number, range)) return `its ${name} ${String(v)} is not ${RANGE_WORDS[range]}`;
+  }
   return undefined;
 }
 

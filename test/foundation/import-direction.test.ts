@@ -28,6 +28,7 @@ const LAYERS: readonly (readonly [rank: number, name: string, prefixes: readonly
       "runtime/errors.ts",
       "runtime/clock.ts",
       "runtime/time-bounds.ts",
+      "runtime/value-ranges.ts",
       "runtime/option-values.ts",
       "runtime/own-fields.ts",
       "runtime/own-layouts.ts",

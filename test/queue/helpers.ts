@@ -37,3 +37,24 @@ export async function openQueue(opts: OpenOptions & { store?: ObjectStore; name?
   const queue = await Queue.open(store, name ?? "q", { flushIntervalMs: 0, ...options, clock });
   return { queue, clock, store };
 }
+
+/**
+ * Whether every number job record `r` holds is in its field's range, as
+ * stated here apart from the reader: a priority a whole number from 0 to
+ * 2^32-1, counts and sizes whole from 0 up, the attempt limit whole from 1
+ * up (each below 2^53), times from 0 to 2^53-1 (fractions kept). A record
+ * holding another is damage (see job-record-ranges.test.ts).
+ */
+export function jobNumbersInRange(r: Record<string, unknown>): boolean {
+  const whole = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+  const time = (v: unknown) => v === undefined || (typeof v === "number" && v >= 0 && v <= Number.MAX_SAFE_INTEGER);
+  const count = (v: unknown) => v === undefined || whole(v, 0);
+  return (
+    whole(r.priority, 0, 2 ** 32 - 1) &&
+    whole(r.maxAttempts, 1) &&
+    count(r.attempts) &&
+    count(r.requeues) &&
+    count(r.payloadSize) &&
+    ["enqueuedAt", "claimedAt", "runAt", "wokenAt", "completedAt", "failedAt", "retainUntil"].every((f) => time(r[f]))
+  );
+}

@@ -113,14 +113,20 @@ const VALUES = [
   -(2 ** 40),
 ];
 
+/** Whether a field holds `n`: every number field holds a whole number from 0 up, a priority at most 2^32-1, an attempt limit at least 1 (see job-record-ranges.test.ts). */
+const holds = (field: string, n: number) => n >= 0 && (field !== "priority" || n <= 2 ** 32 - 1) && (field !== "maxAttempts" || n >= 1);
+
 describe("job records holding integers of every MessagePack width", () => {
-  it.each(PATHS)("reads each as the number it holds, %s", (_path, decode, extra) => {
+  it.each(PATHS)("reads each as the number it holds, or refuses one outside its field's range, %s", (_path, decode, extra) => {
     for (const field of NUMBER_FIELDS) {
       for (const n of VALUES) {
-        // Counts are whole numbers of attempts: negative ones are damage no writer makes, left out here.
-        if (n < 0 && (field === "attempts" || field === "maxAttempts")) continue;
         for (const [form, bytes] of integerForms(n)) {
-          const rec = decode(recordWith(field, bytes, extra)) as Record<string, unknown>;
+          const record = recordWith(field, bytes, extra);
+          if (!holds(field, n)) {
+            expect(() => decode(record), `${field} = ${n} as ${form}`).toThrow(new RegExp(`its ${field} ${n} is not a `));
+            continue;
+          }
+          const rec = decode(record) as Record<string, unknown>;
           expect(rec[field], `${field} = ${n} as ${form}`).toBe(n);
           expect(typeof rec[field]).toBe("number");
         }

@@ -14,7 +14,7 @@ import { packRecord } from "../../runtime/queue/record-pack.js";
 const STEP_BYTES =
   "i6JpZLowMU05MTNKOEZTQ1dWS0VHS0NQNjdTSERBUKVxdWV1Za53b3JrZmxvdy1zdGVwc6VzdGF0ZadjbGFpbWVko3NlcbowMU05MTNKOEZTQ1dWS0VHS0NQNjdTSERBUahwcmlvcml0ec0D6KdwYXlsb2FkxAQBAgMEp2hlYWRlcnOCr3dvcmtmbG93LnJ1bl9pZLowMU05MTNKOEJUMktGUUNXWVQwNjg3N01XQq13b3JrZmxvdy5zdGVwoTaoYXR0ZW1wdHMBq21heEF0dGVtcHRzA6plbnF1ZXVlZEF0y0J6JCOSH5AAqWNsYWltZWRBdMtCeiQjkh+QAA==";
 const FULL_BYTES =
-  "3gAXomlkpmpvYi3DqaVxdWV1ZaFxpXN0YXRlpGRlYWSjc2VxujAxTTkxM0o4RlNDV1ZLRUdLQ1A2N1NIREFRqHByaW9yaXR5/adwYXlsb2FkxACqcGF5bG9hZFJlZqVyZWYvMatwYXlsb2FkU2l6Zc4AARFwp2hlYWRlcnPeABGiaDCidjCiaDGidjGiaDKidjKiaDOidjOiaDSidjSiaDWidjWiaDaidjaiaDeidjeiaDiidjiiaDmidjmjaDEwo3YxMKNoMTGjdjExo2gxMqN2MTKjaDEzo3YxM6NoMTSjdjE0o2gxNaN2MTWjaDE2o3YxNqhhdHRlbXB0cwOrbWF4QXR0ZW1wdHMDqmVucXVldWVkQXTLQnokI5IfkACpY2xhaW1lZEF0y0J6JCOSH6AApXJ1bkF0y0J6JCOSH7AAp3dva2VuQXTLQnokI5IfwACoYXR0YWNoZWTEAQmrY29tcGxldGVkQXTLP/gAAAAAAACoZmFpbGVkQXTLQnokI5If0ACpbGFzdEVycm9ypGJvb22oZGVkdXBLZXmhZKtkZWJvdW5jZUtleaFir2NhbmNlbFJlcXVlc3RlZMOrcmV0YWluVW50aWzLQnokI5If4AA=";
+  "3gAXomlkpmpvYi3DqaVxdWV1ZaFxpXN0YXRlpGRlYWSjc2VxujAxTTkxM0o4RlNDV1ZLRUdLQ1A2N1NIREFRqHByaW9yaXR5A6dwYXlsb2FkxACqcGF5bG9hZFJlZqVyZWYvMatwYXlsb2FkU2l6Zc4AARFwp2hlYWRlcnPeABGiaDCidjCiaDGidjGiaDKidjKiaDOidjOiaDSidjSiaDWidjWiaDaidjaiaDeidjeiaDiidjiiaDmidjmjaDEwo3YxMKNoMTGjdjExo2gxMqN2MTKjaDEzo3YxM6NoMTSjdjE0o2gxNaN2MTWjaDE2o3YxNqhhdHRlbXB0cwOrbWF4QXR0ZW1wdHMDqmVucXVldWVkQXTLQnokI5IfkACpY2xhaW1lZEF0y0J6JCOSH6AApXJ1bkF0y0J6JCOSH7AAp3dva2VuQXTLQnokI5IfwACoYXR0YWNoZWTEAQmrY29tcGxldGVkQXTLP/gAAAAAAACoZmFpbGVkQXTLQnokI5If0ACpbGFzdEVycm9ypGJvb22oZGVkdXBLZXmhZKtkZWJvdW5jZUtleaFir2NhbmNlbFJlcXVlc3RlZMOrcmV0YWluVW50aWzLQnokI5If4AA=";
 
 const stepRecord = (): JobRecord => ({
   id: "01M913J8FSCWVKEGKCP67SHDAP",
@@ -38,7 +38,7 @@ const fullRecord = (): JobRecord => {
     queue: "q",
     state: "dead",
     seq: "01M913J8FSCWVKEGKCP67SHDAQ",
-    priority: -3,
+    priority: 3,
     payload: new Uint8Array(0),
     payloadRef: "ref/1",
     payloadSize: 70000,

@@ -9,6 +9,8 @@
 import { StoreCorruptedError } from "../../errors.js";
 import { encodeValue } from "../records/codec.js";
 import { decodeMap } from "../records/records.js";
+import { isPositiveCount, isStoredTime } from "../../value-ranges.js";
+import { isPriority } from "../../queue/config.js";
 import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import type { RunFlow } from "../runs/run-types.js";
 
@@ -36,7 +38,6 @@ export interface GroupManifest {
 }
 
 const isStr = (x: unknown): x is string => typeof x === "string";
-const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isFlow = (x: unknown): boolean => {
   if (x === undefined) return true;
   const f = x as Record<string, unknown> | null;
@@ -73,9 +74,11 @@ export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
   }
   const ok =
     isStr(v.groupId) &&
-    isNum(v.createdAtMs) &&
+    isStoredTime(v.createdAtMs) &&
     o !== null &&
     typeof o === "object" &&
+    (o.priority === undefined || isPriority(o.priority)) &&
+    (o.maxAttemptsPerStep === undefined || isPositiveCount(o.maxAttemptsPerStep)) &&
     o.headers !== null &&
     typeof o.headers === "object" &&
     isFlow(o.flow) &&
@@ -83,6 +86,6 @@ export function decodeManifest(bytes: Uint8Array, key: string): GroupManifest {
     v.members.every(
       (m: unknown) => m !== null && typeof m === "object" && isStr((m as ManifestMember).key) && (m as ManifestMember).input instanceof Uint8Array,
     );
-  if (!ok) throw new StoreCorruptedError(key, "group manifest lacks its id, options or members");
+  if (!ok) throw new StoreCorruptedError(key, "group manifest lacks its id, options or members, or holds a time, priority or attempt limit outside its range");
   return v as unknown as GroupManifest;
 }

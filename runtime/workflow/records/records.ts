@@ -14,6 +14,8 @@ import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
 import { describeValue } from "../../option-values.js";
 import { ownFieldsIfPolluted, prototypeHoldsAny, setOwn } from "../../own-fields.js";
+import { isCount, isPositiveCount, isStoredTime } from "../../value-ranges.js";
+import { isPriority, MAX_PRIORITY } from "../../queue/config.js";
 
 /** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
 export interface RunRecord {
@@ -136,7 +138,8 @@ export function decodeGroupMember(bytes: Uint8Array, key: string): GroupMemberRe
     (v) => {
       if (!isStr(v.key) || !isStr(v.runId) || !isStr(v.incarnation)) return "lacks its key, run or incarnation";
       if (v.state !== "active" && !(isStr(v.state) && TERMINAL_STATUSES.includes(v.state))) return "has an unknown state";
-      return optional(v.error, isStr) && optional(v.terminatedAtMs, isNum) ? undefined : "has a malformed termination";
+      if (!optional(v.terminatedAtMs, isStoredTime)) return `has an end time of ${describeValue(v.terminatedAtMs)}, ${NO_TIME}`;
+      return optional(v.error, isStr) ? undefined : "has a malformed termination";
     },
     MEMBER_OPTIONAL,
   );
@@ -257,6 +260,10 @@ function decodeChecked<T>(bytes: Uint8Array, key: string, what: string, check: C
 
 const isStr = (x: unknown): x is string => typeof x === "string";
 const isNum = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
+/** What a stored time, count or limit outside its range is not (see value-ranges.ts). */
+const NO_TIME = `not a time in ms from 0 to ${Number.MAX_SAFE_INTEGER}`;
+const NO_STEP = "not a step index (a whole number from 0 up)";
+const NO_LIMIT = "not a whole number from 1 up";
 const isBytes = (x: unknown): x is Uint8Array => x instanceof Uint8Array;
 const isStrMap = (x: unknown): boolean => x !== null && typeof x === "object" && !Array.isArray(x) && Object.values(x as object).every(isStr);
 const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || x === null || pred(x);
@@ -265,7 +272,7 @@ const absentOr = (x: unknown, pred: (x: unknown) => boolean): boolean => x === u
 
 /** A parent reference's shape, as run records and run index entries hold it. */
 export const isParentRef = (p: unknown): boolean =>
-  p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isNum((p as ParentRef).step) && absentOr((p as ParentRef).submission, isStr);
+  p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isCount((p as ParentRef).step) && absentOr((p as ParentRef).submission, isStr);
 
 const TERMINAL_STATUSES: readonly string[] = ["succeeded", "failed", "cancelled"] satisfies TerminalStatus[];
 const ERROR_KINDS: readonly string[] = ["runner", "transient", "permanent", "cancelled", "dead_lettered", "superseded"] satisfies RunErrorKind[];
@@ -304,9 +311,11 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
     "run record",
     (v) => {
       ownNested(v, "parent", PARENT_OPTIONAL);
-      if (!isStr(v.runId) || !isNum(v.submittedAtMs) || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
+      if (!isStr(v.runId) || typeof v.submittedAtMs !== "number" || !isStr(v.inputSha256) || !isStr(v.incarnation)) return "lacks its identity fields";
+      if (!isStoredTime(v.submittedAtMs)) return `has a submission time of ${v.submittedAtMs}, ${NO_TIME}`;
       if (!isStrMap(v.headers)) return "has malformed headers";
-      if (!optional(v.priority, isNum) || !optional(v.maxAttempts, isNum)) return "has malformed step options";
+      if (!optional(v.priority, isPriority)) return `has a step priority of ${describeValue(v.priority)}, not a whole number from 0 to ${MAX_PRIORITY}`;
+      if (!optional(v.maxAttempts, isPositiveCount)) return `has a step attempt limit of ${describeValue(v.maxAttempts)}, ${NO_LIMIT}`;
       if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
       if (!absentOr(v.memoSet, isStr)) return "has a malformed memo set";
       if (!absentOr(v.submission, isStr)) return "has a malformed submission";
@@ -400,14 +409,18 @@ export function decodeStepPointer(bytes: Uint8Array, key: string): StepPointer {
     bytes,
     key,
     "step pointer",
-    (v) => (isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) && optional(v.name, isStr) ? undefined : "lacks its step or job id"),
+    (v) => {
+      if (typeof v.step === "number" && !isCount(v.step)) return `holds step ${v.step}, ${NO_STEP}`;
+      return isNum(v.step) && isStr(v.jobId) && optional(v.signalWait, isStr) && optional(v.name, isStr) ? undefined : "lacks its step or job id";
+    },
     POINTER_OPTIONAL,
   );
 }
 
 function terminationProblem(v: Record<string, unknown>): string | undefined {
   if (!isStr(v.runId) || !isStr(v.status) || !TERMINAL_STATUSES.includes(v.status)) return "has no valid status";
-  if (!isNum(v.finalStep)) return "has no final step";
+  if (typeof v.finalStep !== "number") return "has no final step";
+  if (!isCount(v.finalStep)) return `has a final step of ${v.finalStep}, ${NO_STEP}`;
   if (!optional(v.error, isStr)) return "has a malformed error";
   if (!optional(v.errorKind, (k) => isStr(k) && ERROR_KINDS.includes(k))) return "has an unknown error kind";
   if (!optional(v.supersededBy, isStr)) return "has a malformed superseding run";
@@ -525,9 +538,10 @@ export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRe
       const p = terminationProblem(v);
       if (p !== undefined) return p;
       if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
-      if (!optional(v.submittedAtMs, isNum)) return "has a malformed submission time";
+      if (!optional(v.submittedAtMs, isStoredTime)) return `has a submission time of ${describeValue(v.submittedAtMs)}, ${NO_TIME}`;
       if (!absentOr(v.submission, isStr)) return "has a malformed submission";
       if (!absentOr(v.inline, isInlineOutcome)) return "has a malformed inline outcome";
+      if (typeof v.terminatedAtMs === "number" && !isStoredTime(v.terminatedAtMs)) return `has an end time of ${v.terminatedAtMs}, ${NO_TIME}`;
       return isNum(v.terminatedAtMs) && isStr(v.incarnation) && isStr(v.token) ? undefined : "lacks its time or token";
     },
     TERMINAL_OPTIONAL,
@@ -607,7 +621,7 @@ export function encodeReplayRecord(r: ReplayRecord): Uint8Array {
 
 export function decodeReplayRecord(bytes: Uint8Array, key: string): ReplayRecord {
   return decodeChecked<ReplayRecord>(bytes, key, "replay record", (v) => {
-    if (!isNum(v.storedAtMs)) return "has no store time";
+    if (!isStoredTime(v.storedAtMs)) return "has no store time";
     const p = stepOutcomeProblem(v.outcome);
     if (p !== undefined) return p;
     const e = v.effects as Record<string, unknown> | null;
@@ -635,6 +649,6 @@ export function signalWaitForCommit(r: SignalWaitRecord, target: CommitTarget): 
 
 export function decodeSignalWait(bytes: Uint8Array, key: string): SignalWaitRecord {
   return decodeChecked<SignalWaitRecord>(bytes, key, "signal wait record", (v) =>
-    isStr(v.jobId) && isStr(v.runId) && isNum(v.step) ? undefined : "lacks its job, run or step",
+    isStr(v.jobId) && isStr(v.runId) && isCount(v.step) ? undefined : "lacks its job, run or step (a whole number from 0 up)",
   );
 }

@@ -20,6 +20,8 @@
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { MAX_INSTANT_MS } from "../../time-bounds.js";
 import { decodeMap } from "../records/records.js";
+import { isCount, isPositiveCount, isStoredTime } from "../../value-ranges.js";
+import { isPriority } from "../../queue/config.js";
 import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import { encodeValue, sha256Hex } from "../records/codec.js";
 import { type CommitOnlyBytes, type CommitTarget, encodeForCommit } from "../records/commit-bytes.js";
@@ -149,22 +151,25 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
   const g = v.group as { id?: unknown; key?: unknown } | undefined | null;
   const p = v.parent as { runId?: unknown; step?: unknown; submission?: unknown } | undefined | null;
   const ok =
-    typeof v.submittedAtMs === "number" &&
-    Number.isFinite(v.submittedAtMs) &&
+    isStoredTime(v.submittedAtMs) &&
     headersOk &&
     (v.workflow === undefined || isStr(v.workflow)) &&
     (v.kind === undefined || v.kind === "workflow" || v.kind === "job") &&
     (v.group === undefined || (g !== null && typeof g === "object" && isStr(g.id) && isStr(g.key))) &&
     (v.input === undefined || v.input instanceof Uint8Array) &&
     (v.inputSha256 === undefined || isStr(v.inputSha256)) &&
-    (v.priority === undefined || (typeof v.priority === "number" && Number.isFinite(v.priority))) &&
-    (v.maxAttempts === undefined || (typeof v.maxAttempts === "number" && Number.isFinite(v.maxAttempts))) &&
+    (v.priority === undefined || isPriority(v.priority)) &&
+    (v.maxAttempts === undefined || isPositiveCount(v.maxAttempts)) &&
     (v.parent === undefined ||
-      (p !== null && typeof p === "object" && isStr(p.runId) && typeof p.step === "number" && (p.submission === undefined || isStr(p.submission)))) &&
+      (p !== null && typeof p === "object" && isStr(p.runId) && isCount(p.step) && (p.submission === undefined || isStr(p.submission)))) &&
     (v.submission === undefined || isStr(v.submission)) &&
     (v.memoSet === undefined || isStr(v.memoSet)) &&
     (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
-  if (!ok) throw new StoreCorruptedError(key, "run index entry lacks its submission time or has malformed fields");
+  if (!ok)
+    throw new StoreCorruptedError(
+      key,
+      "run index entry lacks its submission time or has malformed fields (a time, priority, attempt limit or step outside its range among them)",
+    );
   return v as unknown as IndexEntry;
 }
 

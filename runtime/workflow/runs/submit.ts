@@ -2,6 +2,7 @@
  * @module Submitting a run: step 0 and the durable run record in one commit.
  */
 import { validateInstant } from "../../time-bounds.js";
+import { isPositiveCount } from "../../value-ranges.js";
 import { SettlementEffects, withStagedKvOps } from "../../queue/effects.js";
 import type { EnqueueOptions } from "../../queue/types.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
@@ -145,7 +146,7 @@ export function checkRunOptions(o: RunOptions, path = "RunOptions"): void {
   refuseUnknownRunOptionFields(o, path);
   if (o.flow !== undefined) flowHeaders(o.flow, `${path}.flow`);
   // Checked to the queue's bound here: past it the queue's own check named EnqueueOptions.maxAttempts instead.
-  if (o.maxAttemptsPerStep !== undefined && (!Number.isSafeInteger(o.maxAttemptsPerStep) || o.maxAttemptsPerStep < 1)) {
+  if (o.maxAttemptsPerStep !== undefined && !isPositiveCount(o.maxAttemptsPerStep)) {
     throw new ValidationError(`${path}.maxAttemptsPerStep must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(o.maxAttemptsPerStep)}`);
   }
   if (o.runAt !== undefined) validateInstant(`${path}.runAt`, o.runAt);

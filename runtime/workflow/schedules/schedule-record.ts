@@ -6,6 +6,8 @@
 import type { RunDebounce, RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateDelay } from "../../time-bounds.js";
+import { isPositiveCount, isStoredTime } from "../../value-ranges.js";
+import { isPriority, MAX_PRIORITY } from "../../queue/config.js";
 import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
@@ -150,8 +152,7 @@ export function checkScheduleSpec(
   const catchUpIssue = catchUpProblem(catchUp);
   if (catchUpIssue !== undefined) issues.push(catchUpIssue);
   const jitterMs = spec.jitterMs ?? 0;
-  if (!Number.isInteger(jitterMs) || jitterMs < 0 || jitterMs > 86_400_000)
-    issues.push(`jitterMs must be an integer from 0 to 86400000 (a day), got ${describeValue(jitterMs)}`);
+  if (!isJitter(jitterMs)) issues.push(`jitterMs must be an integer from 0 to ${MAX_JITTER_MS} (a day), got ${describeValue(jitterMs)}`);
   const run = spec.run;
   if (run === null || typeof run !== "object" || !(run.input instanceof Uint8Array || typeof run.input === "function"))
     issues.push("run.input must be a Uint8Array or a function computing each tick's input");
@@ -162,8 +163,8 @@ export function checkScheduleSpec(
   const options = run.options ?? NO_OPTIONS;
   const headers = checkUserHeaders(options.headers, `${where}: run.options.headers`);
   checkRunOptions(options, `${where}: run.options`);
-  if (options.priority !== undefined && !Number.isInteger(options.priority))
-    throw new ValidationError(`${where}: run.options.priority must be an integer, got ${describeValue(options.priority)}`);
+  if (options.priority !== undefined && !isPriority(options.priority))
+    throw new ValidationError(`${where}: run.options.priority must be an integer from 0 to ${MAX_PRIORITY}, got ${describeValue(options.priority)}`);
   if (options.debounce !== undefined && jitterMs > 0)
     throw new ValidationError(`${where}: run.options.debounce cannot be combined with jitterMs: a debounced run starts when its window ends`);
   const computed = typeof run.input === "function";
@@ -184,6 +185,14 @@ export function checkScheduleSpec(
     jitterMs,
   };
   return { ...def, definitionSha256: sha256Hex(encodeValue(def)) };
+}
+
+/** The longest jitter a schedule takes: a day. */
+const MAX_JITTER_MS = 86_400_000;
+
+/** Whether `v` is a schedule's jitter: whole ms from 0 to a day (what a definition takes and a record holds). */
+function isJitter(v: unknown): v is number {
+  return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_JITTER_MS;
 }
 
 function catchUpProblem(c: unknown): string | undefined {
@@ -243,19 +252,20 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
     (r.lastFailure === undefined ||
       (r.lastFailure !== null &&
         typeof r.lastFailure === "object" &&
-        num((r.lastFailure as { tickMs?: unknown }).tickMs) &&
+        isStoredTime((r.lastFailure as { tickMs?: unknown }).tickMs) &&
         str((r.lastFailure as { error?: unknown }).error))) &&
     (r.lastTrigger === undefined ||
       (r.lastTrigger !== null &&
         typeof r.lastTrigger === "object" &&
-        num((r.lastTrigger as { atMs?: unknown }).atMs) &&
-        Number.isInteger((r.lastTrigger as { count?: unknown }).count) &&
-        (r.lastTrigger as { count: number }).count >= 1)) &&
+        isStoredTime((r.lastTrigger as { atMs?: unknown }).atMs) &&
+        isPositiveCount((r.lastTrigger as { count?: unknown }).count))) &&
     r.headers !== null &&
     typeof r.headers === "object" &&
     OVERLAPS.includes(r.overlap as string) &&
     catchUpProblem(r.catchUp) === undefined &&
-    num(r.jitterMs) &&
+    isJitter(r.jitterMs) &&
+    (r.priority === undefined || isPriority(r.priority)) &&
+    (r.maxAttemptsPerStep === undefined || isPositiveCount(r.maxAttemptsPerStep)) &&
     str(r.definitionSha256) &&
     (r.flow === undefined || (r.flow !== null && typeof r.flow === "object" && str((r.flow as { rule?: unknown }).rule))) &&
     (r.debounce === undefined ||
@@ -264,11 +274,11 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
         str((r.debounce as { key?: unknown }).key) &&
         num((r.debounce as { periodMs?: unknown }).periodMs))) &&
     typeof r.paused === "boolean" &&
-    num(r.lastTickMs) &&
+    isStoredTime(r.lastTickMs) &&
     typeof r.ticked === "boolean" &&
     (r.lastRunId === null || str(r.lastRunId)) &&
-    (r.bufferedTickMs === null || num(r.bufferedTickMs));
-  if (!ok) throw new StoreCorruptedError(key, "schedule record lacks or mistypes its fields");
+    (r.bufferedTickMs === null || isStoredTime(r.bufferedTickMs));
+  if (!ok) throw new StoreCorruptedError(key, "schedule record lacks or mistypes its fields, or holds a time, count, priority or jitter outside its range");
   return r as unknown as ScheduleRecord;
 }
 
