@@ -276,8 +276,14 @@ const nodeUtf8Write = (Buffer.prototype as unknown as { utf8Write?: (this: Buffe
 
 /** Bytes of one reference's copy: the longest reference key, rounded up to whole words. */
 const SLOT_BYTES = REFERENCE_KEY_BYTES;
-/** Room for any key under 128 units in UTF-8 (three bytes per unit), so a native write into it is never cut short. */
-const SCRATCH_BYTES = 3 * REFERENCE_KEY_BYTES;
+/** A batch of at most this many ops, each key under 128 units, has its keys written into the scratch area in one native call. */
+const JOINED_KEYS = 16;
+/** Units of the keys joined for one batch at most: each key padded to whole words. */
+const JOINED_UNITS = JOINED_KEYS * (REFERENCE_KEY_BYTES + 3);
+/** Room for the joined keys in UTF-8 (three bytes per unit), so a native write into it is never cut short. */
+const SCRATCH_BYTES = 3 * JOINED_UNITS;
+/** What follows a key of length n in the joined keys so that the next starts on a word: `PADDING[n & 3]`. */
+const PADDING = ["", "\0\0\0", "\0\0", "\0"] as const;
 
 /**
  * The reference keys of one WAL object being written (see the module
@@ -286,7 +292,8 @@ const SCRATCH_BYTES = 3 * REFERENCE_KEY_BYTES;
  * its bytes at the start of a word-aligned slot of its own. A key is
  * written first into an aligned scratch area, so it is compared with its
  * reference four bytes at a time, and only the bytes it does not share
- * are copied into the object.
+ * are copied into the object. A batch's short keys are written there
+ * together, each from a word boundary, in one native call.
  */
 class KeyReferences {
   readonly at = new Int32Array(REFERENCE_KEY_BYTES).fill(-1);
@@ -327,14 +334,15 @@ class KeyReferences {
 }
 
 /**
- * How many first bytes the `n` ASCII bytes in the scratch area share with
- * the reference of length `n` (0 without one), compared a word at a time;
- * the bytes past `n` in either, left from other keys, do not count.
+ * How many first bytes the `n` ASCII bytes at `from` (a word boundary) of
+ * the scratch area share with the reference of length `n` (0 without one),
+ * compared a word at a time; the bytes past `n` in either, left from other
+ * keys, do not count.
  */
-function sharedWithReference(refs: KeyReferences, n: number): number {
+function sharedWithReference(refs: KeyReferences, from: number, n: number): number {
   if (refs.at[n]! < 0) return 0;
   const words = refs.words;
-  const key = refs.scratch >> 2;
+  const key = from >> 2;
   const ref = (n * SLOT_BYTES) >> 2;
   const end = (n + 3) >> 2;
   let w = 0;
@@ -361,24 +369,9 @@ function putKey(buf: Buffer, at: number, key: string, refs: KeyReferences): numb
     // bytes per unit means the write is never cut short (then as many bytes as units is all ASCII).
     const scratch = refs.scratch;
     const n = nodeUtf8Write.call(refs.bytes, key, scratch, 3 * len);
-    const src = refs.bytes;
-    if (n === len) {
-      const shared = sharedWithReference(refs, n);
-      buf[at] = n;
-      buf[at + 1] = shared;
-      const to = at + 2 - shared;
-      for (let i = shared; i < n; i++) buf[to + i] = src[scratch + i]!;
-      if (shared === 0) {
-        // The new reference: its place in the object (the commit's encoded keys name it) and a copy in its slot.
-        refs.at[n] = at + 2;
-        const words = refs.words;
-        const slot = (n * SLOT_BYTES) >> 2;
-        const from = scratch >> 2;
-        for (let w = 0, end = (n + 3) >> 2; w < end; w++) words[slot + w] = words[from + w]!;
-      }
-      return to + n;
-    }
+    if (n === len) return putAsciiKey(buf, at, refs, scratch, n);
     // Not ASCII: whole.
+    const src = refs.bytes;
     at = putVarint(buf, at, n);
     buf[at++] = 0;
     for (let i = 0; i < n; i++) buf[at + i] = src[scratch + i]!;
@@ -389,6 +382,52 @@ function putKey(buf: Buffer, at: number, key: string, refs: KeyReferences): numb
   at = putVarint(buf, at, n);
   buf[at++] = 0;
   return at + buf.write(key, at, n, "utf8");
+}
+
+/**
+ * Writes the short ASCII key of `n` bytes at `from` (a word boundary) of the
+ * scratch area at `at` of `buf`, as `putKey` does; returns the position
+ * after it.
+ */
+function putAsciiKey(buf: Buffer, at: number, refs: KeyReferences, from: number, n: number): number {
+  const src = refs.bytes;
+  const shared = sharedWithReference(refs, from, n);
+  buf[at] = n;
+  buf[at + 1] = shared;
+  const to = at + 2 - shared;
+  for (let i = shared; i < n; i++) buf[to + i] = src[from + i]!;
+  if (shared === 0) {
+    // The new reference: its place in the object (the commit's encoded keys name it) and a copy in its slot.
+    refs.at[n] = at + 2;
+    const words = refs.words;
+    const slot = (n * SLOT_BYTES) >> 2;
+    const word = from >> 2;
+    for (let w = 0, end = (n + 3) >> 2; w < end; w++) words[slot + w] = words[word + w]!;
+  }
+  return to + n;
+}
+
+/**
+ * Writes the keys of `ops` into the scratch area in one native call when
+ * there are at most `JOINED_KEYS`, all ASCII and under 128 units: each from
+ * a word boundary, in op order (one call instead of one per key, which was
+ * most of a key's cost). Returns false, having written nothing that counts,
+ * for any other batch.
+ */
+function writeJoinedKeys(ops: readonly BatchOp[], refs: KeyReferences): boolean {
+  const count = ops.length;
+  if (count < 2 || count > JOINED_KEYS || nodeUtf8Write === undefined) return false;
+  let joined = "";
+  let units = 0;
+  for (let i = 0; i < count; i++) {
+    const key = ops[i]!.key;
+    const len = key.length;
+    if (len >= REFERENCE_KEY_BYTES) return false;
+    joined = joined + key + PADDING[len & 3]!;
+    units += (len + 3) & ~3;
+  }
+  // As many bytes as units: every unit is ASCII (any other takes two bytes or more).
+  return nodeUtf8Write.call(refs.bytes, joined, refs.scratch, 3 * units) === units;
 }
 
 /**
@@ -513,12 +552,19 @@ export class WalBuilder {
       keys?.reserve(ops.length);
       let shared = 0;
       let at = putVarint(buf, start, ops.length);
+      // Where the next key lies in the scratch area, when the batch's keys were written there together (else -1).
+      let joinedAt = writeJoinedKeys(ops, refs) ? refs.scratch : -1;
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i]!;
         if (op.kind === "put") {
           buf[at++] = TAG_PUT;
           const keyAt = at;
-          at = putKey(buf, at, op.key, refs);
+          if (joinedAt < 0) at = putKey(buf, at, op.key, refs);
+          else {
+            const len = op.key.length;
+            at = putAsciiKey(buf, at, refs, joinedAt, len);
+            joinedAt += (len + 3) & ~3;
+          }
           // A one-byte length is followed by the shared length (a longer one shares nothing).
           if (buf[keyAt]! < 0x80) shared += buf[keyAt + 1]!;
           if (keys !== undefined) keySpan(keys, i, buf, keyAt, at, refs);
@@ -533,7 +579,12 @@ export class WalBuilder {
         } else {
           buf[at++] = TAG_DELETE;
           const keyAt = at;
-          at = putKey(buf, at, op.key, refs);
+          if (joinedAt < 0) at = putKey(buf, at, op.key, refs);
+          else {
+            const len = op.key.length;
+            at = putAsciiKey(buf, at, refs, joinedAt, len);
+            joinedAt += (len + 3) & ~3;
+          }
           if (buf[keyAt]! < 0x80) shared += buf[keyAt + 1]!;
           if (keys !== undefined) keySpan(keys, i, buf, keyAt, at, refs);
         }

@@ -176,6 +176,40 @@ describe("WAL keys shared with the last key of their length", () => {
     expect(bodyOf(w.seal(1, 3)).equals(plainBody(added))).toBe(true);
   });
 
+  it("writes the bytes the format describes for batches of any size, a key that is not short ASCII among them or not", () => {
+    // A batch of 2-16 short ASCII keys has them written together (each from a word boundary); any other batch
+    // key by key. Both must give the same bytes, whatever each key's length past a word and the NUL units in it.
+    const { random, int } = testRandom("wal shared keys joined");
+    const nextKey = keyMaker(random, int);
+    const odd = [() => `k/${"é".repeat(1 + int(5))}`, () => "a".repeat(128 + int(4)), () => `\u20ac${"x".repeat(int(6))}`];
+    const short = () => {
+      const kind = int(4);
+      if (kind === 0) return `z/${"\0".repeat(int(5))}${"yz"[int(2)]!.repeat(int(7))}`;
+      if (kind === 1) return "q".repeat(int(12));
+      let key = nextKey();
+      while (key.length >= 128 || Buffer.byteLength(key) !== key.length) key = nextKey();
+      return key;
+    };
+    for (let object = 0; object < 150; object++) {
+      const w = new WalBuilder(16 + int(300));
+      const keys = new EncodedKeys();
+      const added: BatchOp[][] = [];
+      for (let b = 0, batches = 1 + int(12); b < batches; b++) {
+        const ops: BatchOp[] = [];
+        for (let o = 0, n = random() < 0.8 ? 1 + int(17) : 17 + int(24); o < n; o++) {
+          const key = short();
+          ops.push(random() < 0.3 ? { kind: "delete", key } : { kind: "put", key, value: enc(`v${b}.${o}`) });
+        }
+        // Sometimes one key the joined write must refuse (not ASCII, or 128 units and more), anywhere in the batch.
+        if (random() < 0.3) ops.splice(int(ops.length + 1), 0, { kind: "delete", key: odd[int(odd.length)]!() });
+        w.add(ops, batchBound(ops), keys);
+        for (let i = 0; i < ops.length; i++) expect(namedBytes(keys, i), `object ${object} batch ${b} op ${i}`).toBe(ops[i]!.key);
+        added.push(ops);
+      }
+      expect(bodyOf(w.seal(2, 9)).equals(plainBody(added)), `object ${object}`).toBe(true);
+    }
+  });
+
   it("a sealed object's references do not reach the next object, and a sealed object takes no more batches", () => {
     const first = new WalBuilder(64);
     first.add([{ kind: "delete", key: "j/0000000001" }]);
