@@ -1,13 +1,17 @@
 import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { filesNeedingOwnProcess, testFilesUnder } from "./test/support/isolated-files.js";
+import { filesNeedingOwnProcess, filesUnder, processStateNames } from "./test/support/isolated-files.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const testDirs = ["test", "runtime", "codegen"];
 const include = testDirs.map((d) => `${d}/**/*.test.ts`);
 // Files that would see what an earlier file left in the process (test/support/isolated-files.ts).
-const ownProcess = filesNeedingOwnProcess(testDirs.flatMap((d) => testFilesUnder(root, d))).map((f) => relative(root, f));
+const sources = ["runtime", "codegen"].flatMap((d) => filesUnder(root, d, ".ts")).filter((f) => !f.endsWith(".test.ts"));
+const ownProcess = filesNeedingOwnProcess(
+  testDirs.flatMap((d) => filesUnder(root, d, ".test.ts")),
+  processStateNames(sources),
+).map((f) => relative(root, f));
 
 export default defineConfig({
   resolve: {

@@ -21,21 +21,37 @@ export const ISOLATING_MARKS: readonly { readonly mark: RegExp; readonly why: st
   { mark: /\/\/ test: own process\b/, why: "asks for it by name" },
 ];
 
-/** Whether the test file `text` needs a process of its own (see the module comment). */
-export function needsOwnProcess(text: string): boolean {
-  return ISOLATING_MARKS.some(({ mark }) => mark.test(text));
+/** A module-level object or binding a source exports for tests to tune or count through (`stateTuning`, `cursorStats`). */
+const MUTABLE_EXPORT = /^export (?:let|const) ([a-z]\w*)(?::[^=\n]+)? = (?:\{|new (?:Map|Set)\b|\[)|^export let ([a-z]\w*)/gm;
+
+/**
+ * The names of the module-level state the sources in `files` export for
+ * tests (tunings, counters, switches) and the functions that switch such
+ * state on: a file that names one sets or reads state that outlives it.
+ */
+export function processStateNames(files: readonly string[]): string[] {
+  const names = new Set(["countFilterProbes", "trackKeyRuns", "setTelemetrySwitchedOff"]);
+  for (const f of files) {
+    for (const m of readFileSync(f, "utf8").matchAll(MUTABLE_EXPORT)) names.add((m[1] ?? m[2])!);
+  }
+  return [...names].sort();
 }
 
-/** Of `files`, those that need a process of their own. */
-export function filesNeedingOwnProcess(files: readonly string[]): string[] {
-  return files.filter((f) => needsOwnProcess(readFileSync(f, "utf8")));
+/** Whether the test file `text` needs a process of its own (see the module comment), given the sources' `stateNames`. */
+export function needsOwnProcess(text: string, stateNames: readonly string[] = []): boolean {
+  return ISOLATING_MARKS.some(({ mark }) => mark.test(text)) || stateNames.some((n) => new RegExp(`\\b${n}\\b`).test(text));
 }
 
-/** The files under `dir` (relative to `root`) whose names end in `.test.ts`. */
-export function testFilesUnder(root: string, dir: string): string[] {
+/** Of `files`, those that need a process of their own, given the sources' `stateNames`. */
+export function filesNeedingOwnProcess(files: readonly string[], stateNames: readonly string[] = []): string[] {
+  return files.filter((f) => needsOwnProcess(readFileSync(f, "utf8"), stateNames));
+}
+
+/** The files under `dir` (relative to `root`) whose names end in `suffix`. */
+export function filesUnder(root: string, dir: string, suffix: string): string[] {
   const found: string[] = [];
   for (const entry of readdirSync(join(root, dir), { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith(".test.ts")) found.push(join(entry.parentPath, entry.name));
+    if (entry.isFile() && entry.name.endsWith(suffix)) found.push(join(entry.parentPath, entry.name));
   }
   return found;
 }
