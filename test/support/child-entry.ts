@@ -21,6 +21,18 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Inside the repository, so the bundle's package imports resolve from its node_modules. */
 const DIR = join(ROOT, ".tmp", "child-entries");
 
+/** How a bundle is made: part of its name, so a bundle made otherwise is not taken for it. */
+const BUILD = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  packages: "external",
+  // Class and function names as in the sources: errors are told apart by them.
+  keepNames: true,
+  // Stacks name the sources' files and lines, as under tsx (tests and their failure messages read them).
+  sourcemap: "linked",
+} as const;
+
 /** What a bundle was made from: its inputs, each with the size and time it had. */
 interface Made {
   readonly inputs: readonly string[];
@@ -62,7 +74,7 @@ function writeWhole(path: string, text: string): void {
 
 /**
  * The Node arguments that start `script` (an absolute path, or one relative
- * to `cwd`, the child's working directory): `[bundle]`, or
+ * to `cwd`, the child's working directory): `["--enable-source-maps", bundle]`, or
  * `["--import", "tsx", script]` for a script that reads `import.meta` (see
  * the module comment).
  */
@@ -70,7 +82,10 @@ export function childEntry(script: string, cwd: string = process.cwd()): readonl
   const abs = isAbsolute(script) ? script : join(cwd, script);
   const known = settled.get(abs);
   if (known !== undefined) return known;
-  const name = createHash("sha256").update(abs).digest("hex").slice(0, 16);
+  const name = createHash("sha256")
+    .update(`${abs}\0${JSON.stringify(BUILD)}`)
+    .digest("hex")
+    .slice(0, 16);
   const bundle = join(DIR, `${name}.mjs`);
   const madePath = join(DIR, `${name}.json`);
   const made = readMade(madePath);
@@ -79,26 +94,17 @@ export function childEntry(script: string, cwd: string = process.cwd()): readonl
     viaTsx = made.viaTsx;
   } else {
     mkdirSync(DIR, { recursive: true });
-    const out = buildSync({
-      entryPoints: [abs],
-      absWorkingDir: ROOT,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      packages: "external",
-      // Class and function names as in the sources: errors are told apart by them.
-      keepNames: true,
-      outfile: bundle,
-      write: false,
-      metafile: true,
-      logLevel: "silent",
-    });
+    const out = buildSync({ ...BUILD, entryPoints: [abs], absWorkingDir: ROOT, outfile: bundle, write: false, metafile: true, logLevel: "silent" });
     const inputs = Object.keys(out.metafile.inputs).map((i) => join(ROOT, i));
     viaTsx = inputs.some((i) => relative(ROOT, i).split("/")[0] !== "node_modules" && readFileSync(i, "utf8").includes("import.meta"));
-    if (!viaTsx) writeWhole(bundle, out.outputFiles[0]!.text);
+    if (!viaTsx) {
+      const map = out.outputFiles.find((f) => f.path.endsWith(".map"))!;
+      writeWhole(`${bundle}.map`, map.text);
+      writeWhole(bundle, out.outputFiles.find((f) => f !== map)!.text);
+    }
     writeWhole(madePath, JSON.stringify({ inputs, stamp: stampOf(inputs) ?? "", viaTsx } satisfies Made));
   }
-  const args = viaTsx ? ["--import", "tsx", script] : [bundle];
+  const args = viaTsx ? ["--import", "tsx", script] : ["--enable-source-maps", bundle];
   settled.set(abs, args);
   return args;
 }
