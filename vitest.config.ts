@@ -33,8 +33,10 @@ export default defineConfig({
     projects: [
       // A fresh process per file, as for every file before: the files that read or set what the process holds.
       { extends: true, test: { name: "own-process", include: ownProcess, isolate: true } },
-      // The rest share each worker's loaded modules: loading the runtime again for each file was half the suite's time.
-      { extends: true, test: { name: "shared", include, exclude: ownProcess, isolate: false } },
+      // The rest may share each worker's loaded modules (loading the runtime again for each file was half the suite's
+      // time): only with TAQUBA_TEST_SHARED_MODULES=1 until three files that fail after others in one process are fixed
+      // (test/queue/pure.test.ts, test/engine/engine-buffer-reuse.test.ts, test/engine/engine-buffer-reuse-faults.test.ts).
+      { extends: true, test: { name: "shared", include, exclude: ownProcess, isolate: process.env.TAQUBA_TEST_SHARED_MODULES !== "1" } },
     ],
   },
 });
