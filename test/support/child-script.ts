@@ -1,10 +1,12 @@
 /**
- * @module A TypeScript script run in a child process (`node --import tsx`),
+ * @module A TypeScript script run in a child process (from its bundled
+ * entry, see child-entry.ts),
  * for crash tests: read what it reports on stdout, then kill it with
  * SIGKILL at a chosen moment, as a power cut or an OOM kill would.
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { backgroundFailures } from "./background-errors.js";
+import { childEntry } from "./child-entry.js";
 import type { TestRandom } from "./seed.js";
 import { spawnTied } from "./tied-children.js";
 
@@ -34,7 +36,7 @@ export interface ChildScript {
 }
 
 /**
- * Starts `node --import tsx <script> ...args`, with stdout and stderr piped
+ * Starts `node <script's entry> ...args`, with stdout and stderr piped
  * (as the user and group `uid` and `gid` when given),
  * tied to the test (see tied-children.ts): it dies with the test's process,
  * and is killed after the test that started it.
@@ -44,7 +46,7 @@ export function startScript(
   args: readonly string[],
   opts: { env?: NodeJS.ProcessEnv; cwd?: string; uid?: number; gid?: number } = {},
 ): ChildScript {
-  const child = spawnTied(process.execPath, ["--import", "tsx", script, ...args], {
+  const child = spawnTied(process.execPath, [...childEntry(script, opts.cwd), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
