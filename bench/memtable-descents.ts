@@ -32,6 +32,7 @@ const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const O = await loadCheckout<MapModule>(dir, "dist/runtime/engine/ordered-map.js");
 const T = await loadCheckout<Taquba>(dir);
+const P = await loadCheckout<typeof import("../runtime/engine/packed-keys.js")>(dir, "dist/runtime/engine/packed-keys.js");
 
 let compares = 0;
 const counting = (a: string, b: string) => {
@@ -117,15 +118,31 @@ for (const m of ["get", "set", "delete", "entries", "entriesReversed"]) {
     }
     const outcome =
       m === "get" ? (r === undefined ? " miss" : " hit") : m === "set" ? (r ? " new" : " overwrite") : m === "delete" ? (r ? " hit" : " miss") : "";
-    const kind = `${m}${outcome}`;
+    const kind = process.env.FAMILIES === undefined ? `${m}${outcome}` : `${m}${outcome} ${String(key).slice(0, 2)}`;
     calls.set(kind, (calls.get(kind) ?? 0) + 1);
     depthSum.compares += compares - before;
     depthSum.sizeLog += Math.log2(size + 1);
     depthSum.n++;
-    if (process.env.SEQ !== undefined && ++seen > 20_000 && seq.length < 60) seq.push(`${kind.padEnd(14)} ${short(String(key))}`);
+    if (process.env.SEQ !== undefined && ++seen > env("SEQ_FROM", 20_000) && seq.length < env("SEQ_LEN", 60))
+      seq.push(`${kind.padEnd(14)} ${short(String(key))}`);
     return r;
   };
 }
+// Packed leaves: searches of their keys, leaves packed, leaves made strings again (every key made).
+const packed = { find: 0, of: 0, keys: 0 };
+const packedProto = P.PackedKeys.prototype as unknown as Record<string, (this: unknown, ...a: unknown[]) => unknown>;
+for (const m of ["find", "keys"] as const) {
+  const orig = packedProto[m]!;
+  packedProto[m] = function (this: unknown, ...a: unknown[]) {
+    if (on) packed[m]++;
+    return orig.apply(this, a);
+  };
+}
+const packedOf = P.PackedKeys.of;
+P.PackedKeys.of = (keys: readonly string[]) => {
+  if (on) packed.of++;
+  return packedOf(keys);
+};
 // A map's clone or a map built from sorted entries gets its shadow from its entries on first use.
 
 await measureOnMemoryStore(T, N, CONC, (m) => {
@@ -139,5 +156,8 @@ console.log(
 );
 console.log(
   `what-ifs per step: ${(splitCompares / steps).toFixed(1)} comparisons on maps split by first unit; ${(writesAfterGet / steps).toFixed(2)} writes of a key one of the last four get hits found; ${(deletesOfNew / steps).toFixed(2)} deletes of keys put new while counting`,
+);
+console.log(
+  `packed leaves per step: ${(packed.find / steps).toFixed(3)} searches (the shadows' included), ${(packed.of / steps).toFixed(3)} packed, ${(packed.keys / steps).toFixed(3)} made strings again`,
 );
 if (seq.length > 0) console.log(seq.join("\n"));

@@ -42,6 +42,15 @@ const BULK_FILL = 26;
 /** Sets that try the last leaf first after a key past every key: a fill's batches interleave one appending family with others. */
 const APPEND_HINT = 4;
 
+/** Heads: one per first code unit below 128 (the empty key with unit 0's keys, before them), one for every other key. */
+const HEADS = 129;
+
+/** The head of `key`'s tree: its first code unit when below 128 (0 for the empty key), else the last head. */
+function headOf(key: string): number {
+  const u = key.charCodeAt(0);
+  return u < 128 ? u : key.length === 0 ? 0 : HEADS - 1;
+}
+
 /** The keys of a packed leaf: empty and frozen, so a write that forgot to unpack the leaf throws instead of losing keys. */
 const NO_KEYS = Object.freeze([]) as unknown as string[];
 
@@ -180,19 +189,53 @@ function lastKey<V>(n: Node<V>): string {
   return n.packed === null ? n.keys[n.keys.length - 1]! : n.packed.keyAt(n.packed.count - 1);
 }
 
+/** A tree of `keys` (at least one, strictly ascending in `order`) and their `values`, in O(n) with room left in each node. */
+function buildSorted<V>(keys: string[], values: V[], order: KeyOrder): Node<V> {
+  const n = keys.length;
+  let level: Node<V>[] = [];
+  // Each node's largest key, taken from `keys`: a packed leaf would make it again.
+  let largest: string[] = [];
+  const leaves = Math.ceil(n / BULK_FILL);
+  for (let l = 0; l < leaves; l++) {
+    const from = Math.floor((l * n) / leaves);
+    const to = Math.floor(((l + 1) * n) / leaves);
+    const leaf = new Node<V>(keys.slice(from, to), values.slice(from, to), null);
+    if (order === undefined) pack(leaf);
+    level.push(leaf);
+    largest.push(keys[to - 1]!);
+  }
+  while (level.length > 1) {
+    const parents: Node<V>[] = [];
+    const parentsLargest: string[] = [];
+    const count = Math.ceil(level.length / BULK_FILL);
+    for (let p = 0; p < count; p++) {
+      const from = Math.floor((p * level.length) / count);
+      const to = Math.floor(((p + 1) * level.length) / count);
+      parents.push(new Node<V>(largest.slice(from, to), null, level.slice(from, to)));
+      parentsLargest.push(largest[to - 1]!);
+    }
+    level = parents;
+    largest = parentsLargest;
+  }
+  return level[0]!;
+}
+
 /** The ordered map: see the module documentation. No value may be undefined. */
 export class OrderedMap<V> {
-  #root: Node<V>;
+  /** Per head (`headOf`), the root of its keys' tree; null when it has none. */
+  #roots: (Node<V> | null)[];
   #size: number;
   readonly #order: KeyOrder;
-  /** Sets left to try `#appendPastLast` first: refilled by each key past every key, so maps nothing is appended to pay no comparison for it. */
-  #appendHint = 0;
+  /** Per head, sets left to try `#appendPastLast` first: refilled by each key past every key of the head, so heads nothing is appended to pay no comparison for it. */
+  readonly #appendHints = new Uint8Array(HEADS);
+  /** The head `#insert` works under. */
+  #head = 0;
   /** Set by `#insert`: whether the key was new. A field, so no result object is made per insert. */
   #added = false;
 
-  /** An empty map in `order` (the built-in string comparison when undefined). */
+  /** An empty map in `order` (the built-in string comparison when undefined): an order that puts keys by `headOf` first. */
   constructor(order?: KeyOrder) {
-    this.#root = new Node<V>([], [], null);
+    this.#roots = new Array<Node<V> | null>(HEADS).fill(null);
     this.#size = 0;
     this.#order = order;
   }
@@ -206,34 +249,16 @@ export class OrderedMap<V> {
       const a = keys[i - 1]!;
       const b = keys[i]!;
       if (order === undefined ? !(a < b) : order(a, b) >= 0) throw new RangeError(`OrderedMap.fromSorted: keys not strictly ascending at index ${i}`);
+      if (headOf(a) > headOf(b)) throw new RangeError(`OrderedMap.fromSorted: keys at index ${i} not ordered by their first code unit`);
     }
-    if (n === 0) return map;
-    let level: Node<V>[] = [];
-    // Each node's largest key, taken from `keys`: a packed leaf would make it again.
-    let largest: string[] = [];
-    const leaves = Math.ceil(n / BULK_FILL);
-    for (let l = 0; l < leaves; l++) {
-      const from = Math.floor((l * n) / leaves);
-      const to = Math.floor(((l + 1) * n) / leaves);
-      const leaf = new Node<V>(keys.slice(from, to), values.slice(from, to), null);
-      if (order === undefined) pack(leaf);
-      level.push(leaf);
-      largest.push(keys[to - 1]!);
+    // Each head's keys are a contiguous run of the sorted keys.
+    for (let from = 0; from < n; ) {
+      const head = headOf(keys[from]!);
+      let to = from + 1;
+      while (to < n && headOf(keys[to]!) === head) to++;
+      map.#roots[head] = buildSorted(keys.slice(from, to), values.slice(from, to), order);
+      from = to;
     }
-    while (level.length > 1) {
-      const parents: Node<V>[] = [];
-      const parentsLargest: string[] = [];
-      const count = Math.ceil(level.length / BULK_FILL);
-      for (let p = 0; p < count; p++) {
-        const from = Math.floor((p * level.length) / count);
-        const to = Math.floor(((p + 1) * level.length) / count);
-        parents.push(new Node<V>(largest.slice(from, to), null, level.slice(from, to)));
-        parentsLargest.push(largest[to - 1]!);
-      }
-      level = parents;
-      largest = parentsLargest;
-    }
-    map.#root = level[0]!;
     map.#size = n;
     return map;
   }
@@ -244,7 +269,8 @@ export class OrderedMap<V> {
 
   get(key: string): V | undefined {
     const order = this.#order;
-    let node = this.#root;
+    let node = this.#roots[headOf(key)] as Node<V> | null;
+    if (node === null) return undefined;
     while (node.children !== null) {
       const i = lowerBound(node.keys, key, order);
       if (i === node.keys.length) return undefined;
@@ -256,18 +282,27 @@ export class OrderedMap<V> {
 
   /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. */
   set(key: string, value: V): boolean {
-    let root = this.#root;
-    if (this.#appendHint > 0 && root.children !== null) {
+    const head = headOf(key);
+    const roots = this.#roots;
+    let root = roots[head] as Node<V> | null;
+    if (root === null) {
+      roots[head] = new Node<V>([key], [value], null);
+      this.#size++;
+      return true;
+    }
+    const hints = this.#appendHints;
+    if (hints[head]! > 0 && root.children !== null) {
       if (this.#appendPastLast(root, key, value)) {
-        this.#appendHint = APPEND_HINT;
+        hints[head] = APPEND_HINT;
         this.#size++;
         return true;
       }
-      this.#appendHint--;
+      hints[head]!--;
     }
-    if (root.shared) this.#root = root = copyNode(root);
+    if (root.shared) roots[head] = root = copyNode(root);
+    this.#head = head;
     const right = this.#insert(root, key, value);
-    if (right !== null) this.#root = new Node<V>([lastKey(root), lastKey(right)], null, [root, right]);
+    if (right !== null) roots[head] = new Node<V>([lastKey(root), lastKey(right)], null, [root, right]);
     if (!this.#added) return false;
     this.#size++;
     return true;
@@ -320,7 +355,9 @@ export class OrderedMap<V> {
       insertAt(leafKeys, at, key);
       insertAt(values, at, value);
       this.#added = true;
-      return leafKeys.length > MAX ? splitNode(node, at === leafKeys.length - 1, order === undefined) : null;
+      if (leafKeys.length <= MAX) return null;
+      const appended = at === leafKeys.length - 1;
+      return splitNode(node, appended, appended && order === undefined && this.#lastHead(this.#head));
     }
     const keys = node.keys;
     const i = lowerBound(keys, key, order);
@@ -331,8 +368,8 @@ export class OrderedMap<V> {
     const right = this.#insert(child, key, value);
     if (i === keys.length) {
       keys[at] = key;
-      // Past every key of the map: appends are under way, so the next sets try the last leaf first.
-      if (node === this.#root) this.#appendHint = APPEND_HINT;
+      // Past every key of the head: appends are under way, so the head's next sets try its last leaf first.
+      if (node === this.#roots[this.#head]) this.#appendHints[this.#head] = APPEND_HINT;
     }
     if (right === null) return null;
     keys[at] = lastKey(child);
@@ -343,16 +380,23 @@ export class OrderedMap<V> {
 
   /** Deletes `key`; false when it was not in the map. */
   delete(key: string): boolean {
-    if (this.#size === 0) return false;
-    let root = this.#root;
-    if (root.shared) this.#root = root = copyNode(root);
+    const head = headOf(key);
+    const roots = this.#roots;
+    let root = roots[head] as Node<V> | null;
+    if (root === null) return false;
+    if (root.shared) roots[head] = root = copyNode(root);
     if (!this.#remove(root, key)) return false;
     this.#size--;
-    // A branch left with one child (or none) gives way to it.
-    while (root.children !== null && root.children.length <= 1) {
-      root = root.children.length === 0 ? new Node<V>([], [], null) : root.children[0]!;
-      this.#root = root;
-    }
+    // A branch left with one child gives way to it; a head left with no key has no tree.
+    while (root.children !== null && root.children.length === 1) root = root.children[0]!;
+    roots[head] = entryCount(root) === 0 ? null : root;
+    return true;
+  }
+
+  /** Whether no head after `head` has keys: its last leaf is then the map's. */
+  #lastHead(head: number): boolean {
+    const roots = this.#roots;
+    for (let h = head + 1; h < HEADS; h++) if (roots[h] !== null) return false;
     return true;
   }
 
@@ -416,35 +460,40 @@ export class OrderedMap<V> {
   /** A map with the same entries now, that later writes to either do not affect: O(1), nodes are copied when first written. */
   clone(): OrderedMap<V> {
     const copy = new OrderedMap<V>(this.#order);
-    this.#root.shared = true;
-    copy.#root = this.#root;
+    const roots = this.#roots;
+    for (const root of roots) if (root !== null) root.shared = true;
+    copy.#roots = roots.slice();
     copy.#size = this.#size;
     return copy;
   }
 
   /** Entries from `lo` (inclusive; all when undefined) up, in order. Do not write while iterating. */
   entries(lo?: string): OrderedMapCursor<V> {
-    return new OrderedMapCursor<V>(this.#root, this.#order, false, lo);
+    return new OrderedMapCursor<V>(this.#roots, this.#order, false, lo);
   }
 
   /** Entries from `hi` (inclusive; all when undefined) down, in reverse order. Do not write while iterating. */
   entriesReversed(hi?: string): OrderedMapCursor<V> {
-    return new OrderedMapCursor<V>(this.#root, this.#order, true, hi);
+    return new OrderedMapCursor<V>(this.#roots, this.#order, true, hi);
   }
 
   /** How many leaves hold the entries (how full the nodes are: a measure for tests and benchmarks). */
   leafCount(): number {
-    return countLeaves(this.#root, false);
+    let n = 0;
+    for (const root of this.#roots) if (root !== null) n += countLeaves(root, false);
+    return n;
   }
 
   /** How many leaves hold their keys packed (a measure for tests and benchmarks). */
   packedLeafCount(): number {
-    return countLeaves(this.#root, true);
+    let n = 0;
+    for (const root of this.#roots) if (root !== null) n += countLeaves(root, true);
+    return n;
   }
 
   /** Calls `fn` with each entry in order. Do not write while iterating. */
   forEachPair(fn: (key: string, value: V) => void): void {
-    walk(this.#root, fn);
+    for (const root of this.#roots) if (root !== null) walk(root, fn);
   }
 }
 
@@ -465,42 +514,77 @@ function walk<V>(node: Node<V>, fn: (key: string, value: V) => void): void {
   for (let i = 0; i < values.length; i++) fn(keyAt(node, i), values[i]!);
 }
 
-/** An iterator over an `OrderedMap` in either direction: the path of branches to the current leaf and the index in each. */
+/** An iterator over an `OrderedMap` in either direction: the head it is in, the path of branches to the current leaf and the index in each. */
 export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
+  readonly #roots: readonly (Node<V> | null)[];
   readonly #path: Node<V>[] = [];
   readonly #at: number[] = [];
   readonly #reverse: boolean;
+  #head: number;
   /** The current leaf; null when the iteration has ended. */
-  #leaf: Node<V> | null;
+  #leaf: Node<V> | null = null;
   #i = 0;
 
-  constructor(root: Node<V>, order: KeyOrder, reverse: boolean, bound: string | undefined) {
+  constructor(roots: readonly (Node<V> | null)[], order: KeyOrder, reverse: boolean, bound: string | undefined) {
+    this.#roots = roots;
     this.#reverse = reverse;
+    if (bound === undefined) {
+      this.#head = reverse ? HEADS : -1;
+      this.#nextHead();
+      return;
+    }
+    this.#head = headOf(bound);
+    const root = roots[this.#head] as Node<V> | null;
+    // A head with nothing from the bound on (forward) leaves the iteration to the next head; reversed,
+    // the bound's leaf holds a key at or before it unless the head has none, which `next` finds.
+    if (root === null || !this.#seek(root, bound, order)) this.#nextHead();
+  }
+
+  /** Goes down from `root` to the bound's leaf and index in it; false, with no leaf, when forward and every key of the tree is before the bound. */
+  #seek(root: Node<V>, bound: string, order: KeyOrder): boolean {
+    const reverse = this.#reverse;
     let node = root;
     while (node.children !== null) {
-      let i: number;
-      if (bound === undefined) i = reverse ? node.children.length - 1 : 0;
-      else {
-        i = lowerBound(node.keys, bound, order);
-        if (i === node.keys.length) {
-          if (!reverse) {
-            this.#leaf = null;
-            return;
-          }
-          i--;
-        }
+      let i = lowerBound(node.keys, bound, order);
+      if (i === node.keys.length) {
+        if (!reverse) return false;
+        i--;
       }
       this.#path.push(node);
       this.#at.push(i);
       node = node.children[i]!;
     }
     this.#leaf = node;
-    if (bound === undefined) this.#i = reverse ? node.values!.length - 1 : 0;
-    else {
-      const found = leafFind(node, bound, order);
-      // Reversed, the bound is the first key taken when present, else the one before it.
-      this.#i = found >= 0 ? found : reverse ? -found - 2 : -found - 1;
+    const found = leafFind(node, bound, order);
+    // Reversed, the bound is the first key taken when present, else the one before it.
+    this.#i = found >= 0 ? found : reverse ? -found - 2 : -found - 1;
+    return true;
+  }
+
+  /** Moves to the first leaf (the last, reversed) of the next head that has keys; no leaf when none has. */
+  #nextHead(): Node<V> | null {
+    const roots = this.#roots;
+    const reverse = this.#reverse;
+    const path = this.#path;
+    const at = this.#at;
+    path.length = 0;
+    at.length = 0;
+    for (let h = reverse ? this.#head - 1 : this.#head + 1; reverse ? h >= 0 : h < HEADS; h += reverse ? -1 : 1) {
+      let node = roots[h] as Node<V> | null;
+      if (node === null) continue;
+      this.#head = h;
+      while (node.children !== null) {
+        const i: number = reverse ? node.children.length - 1 : 0;
+        path.push(node);
+        at.push(i);
+        node = node.children[i]!;
+      }
+      this.#leaf = node;
+      this.#i = reverse ? node.values!.length - 1 : 0;
+      return node;
     }
+    this.#leaf = null;
+    return null;
   }
 
   [Symbol.iterator](): this {
@@ -519,19 +603,16 @@ export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
     return { done: false, value: [keyAt(leaf, i), leaf.values![i]!] };
   }
 
-  /** Moves to the next leaf in the direction (its first entry that way); null at the end. */
+  /** Moves to the next leaf in the direction (its first entry that way), in the next head's tree past the last of this one's; null at the end. */
   #step(): Node<V> | null {
     const path = this.#path;
     const at = this.#at;
     const reverse = this.#reverse;
     let d = path.length - 1;
     while (d >= 0 && (reverse ? at[d]! === 0 : at[d]! + 1 >= path[d]!.children!.length)) d--;
-    if (d < 0) {
-      this.#leaf = null;
-      return null;
-    }
+    if (d < 0) return this.#nextHead();
     at[d] = at[d]! + (reverse ? -1 : 1);
-    let node = path[d]!.children![at[d]!]!;
+    let node: Node<V> = path[d]!.children![at[d]!]!;
     for (d++; d < path.length; d++) {
       path[d] = node;
       const i = reverse ? node.children!.length - 1 : 0;

@@ -314,8 +314,9 @@ describe("OrderedMap", () => {
     const nested = Array.from({ length: 100 }, (_, i) => "a".repeat(i));
     const map = check(nested, ["", "a", "a".repeat(50), `${"a".repeat(50)}b`, "b", "`", "a".repeat(200)]);
     expect(map.packedLeafCount()).toBeGreaterThan(0);
-    // 40 keys of 3,000 units past their shared prefix: more than one leaf's offsets can address.
-    const long = Array.from({ length: 40 }, (_, i) => `${String(i).padStart(2, "0")}${"x".repeat(2999 + (i % 2))}`);
+    // 40 keys of 3,000 units past their shared prefix: more than one leaf's offsets can address (one
+    // first character, so they share one tree).
+    const long = Array.from({ length: 40 }, (_, i) => `k${String(i).padStart(2, "0")}${"x".repeat(2999 + (i % 2))}`);
     const longMap = check(long, [long[5]!, `${long[5]!}x`, long[5]!.slice(0, 100), "", "zz"]);
     expect(longMap.packedLeafCount()).toBe(0);
     expect(longMap.leafCount()).toBe(2);

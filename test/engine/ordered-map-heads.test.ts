@@ -1,0 +1,176 @@
+/**
+ * @module The ordered map's trees per key head (the first code unit below
+ * 128, one head for every other key) against a sorted array: random sets,
+ * overwrites and deletes of keys whose first units sit at and around every
+ * head's edge (the empty key, U+0000, U+007F, U+0080, surrogates, U+FFFF),
+ * heads emptied and filled again, clones written on both sides, maps built
+ * from sorted entries, and cursors from bounds in heads that hold no key,
+ * in both directions, in the built-in order and under `compareKeys`.
+ */
+import { describe, expect, it } from "vitest";
+import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
+import { compareKeys } from "../../runtime/store/keys.js";
+import { testRandom, type TestRandom } from "../support/seed.js";
+
+const plain = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
+
+/** First units at the heads' edges and a few ordinary ones; some heads stay empty for long stretches. */
+const FIRSTS = ["", "\u0000", "\u0001", "/", "a", "b", "j", "u", "\u007e", "\u007f", "\u0080", "\u00e9", "\ud7ff", "\ue000", "\uffff", "\u{1f600}"];
+
+function randomKey(r: TestRandom, wide: boolean, heads: number): string {
+  const firsts = wide ? FIRSTS : FIRSTS.filter((f) => f.length === 0 || f.charCodeAt(0) < 0xd800);
+  const first = firsts[r.int(Math.min(heads, firsts.length))]!;
+  if (first === "" && r.int(3) === 0) return "";
+  return `${first}/${String(r.int(400)).padStart(3, "0")}`;
+}
+
+/** Bounds for cursors: held keys, keys next to them, and keys in every head whether it holds keys or not. */
+function randomBound(r: TestRandom, held: readonly [string, number][], wide: boolean): string {
+  const pick = r.int(4);
+  if (pick === 0 && held.length > 0) return held[r.int(held.length)]![0];
+  if (pick === 1 && held.length > 0) return `${held[r.int(held.length)]![0]}\u0000`;
+  if (pick === 2) return FIRSTS[r.int(wide ? FIRSTS.length : 13)]!;
+  return randomKey(r, wide, FIRSTS.length);
+}
+
+class Model {
+  entries: [string, number][] = [];
+  constructor(readonly order: (a: string, b: string) => number) {}
+  find(key: string): number {
+    let lo = 0;
+    let hi = this.entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.order(this.entries[mid]![0], key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  set(key: string, value: number): boolean {
+    const i = this.find(key);
+    if (i < this.entries.length && this.entries[i]![0] === key) {
+      this.entries[i]![1] = value;
+      return false;
+    }
+    this.entries.splice(i, 0, [key, value]);
+    return true;
+  }
+  delete(key: string): boolean {
+    const i = this.find(key);
+    if (i >= this.entries.length || this.entries[i]![0] !== key) return false;
+    this.entries.splice(i, 1);
+    return true;
+  }
+  get(key: string): number | undefined {
+    const i = this.find(key);
+    return i < this.entries.length && this.entries[i]![0] === key ? this.entries[i]![1] : undefined;
+  }
+  from(lo: string): [string, number][] {
+    return this.entries.slice(this.find(lo));
+  }
+  downFrom(hi: string): [string, number][] {
+    let i = this.find(hi);
+    if (i < this.entries.length && this.entries[i]![0] === hi) i++;
+    return this.entries.slice(0, i).reverse();
+  }
+  clone(): Model {
+    const m = new Model(this.order);
+    m.entries = this.entries.map(([k, v]) => [k, v]);
+    return m;
+  }
+}
+
+function same(actual: Iterable<[string, number]>, expected: readonly [string, number][], label: string): void {
+  const got: [string, number][] = [];
+  // Only as many as expected and one more: a cursor that never ends must fail, not hang.
+  for (const e of actual) {
+    got.push(e);
+    if (got.length > expected.length) break;
+  }
+  const at = got.findIndex(([k, v], i) => i >= expected.length || expected[i]![0] !== k || expected[i]![1] !== v);
+  if (at >= 0 || got.length !== expected.length) {
+    const i = at >= 0 ? at : got.length;
+    expect(got[i], `${label}: entry ${i} of ${got.length} (expected ${expected.length})`).toEqual(expected[i]);
+  }
+}
+
+function check(r: TestRandom, map: OrderedMap<number>, model: Model, wide: boolean, label: string): void {
+  expect(map.size, label).toBe(model.entries.length);
+  same(map.entries(), model.entries, `${label}, all`);
+  same(map.entriesReversed(), [...model.entries].reverse(), `${label}, all reversed`);
+  const pairs: [string, number][] = [];
+  map.forEachPair((k, v) => pairs.push([k, v]));
+  same(pairs, model.entries, `${label}, forEachPair`);
+  for (let i = 0; i < 12; i++) {
+    const bound = randomBound(r, model.entries, wide);
+    expect(map.get(bound), `${label}, get ${JSON.stringify(bound)}`).toBe(model.get(bound));
+    same(map.entries(bound), model.from(bound), `${label}, from ${JSON.stringify(bound)}`);
+    same(map.entriesReversed(bound), model.downFrom(bound), `${label}, down from ${JSON.stringify(bound)}`);
+  }
+}
+
+function writes(r: TestRandom, map: OrderedMap<number>, model: Model, count: number, wide: boolean, heads: number, deleteShare: number): void {
+  for (let i = 0; i < count; i++) {
+    if (r.int(100) < deleteShare) {
+      // Mostly held keys, so heads empty out.
+      const key = model.entries.length > 0 && r.int(4) > 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, wide, heads);
+      expect(map.delete(key), `delete ${JSON.stringify(key)}`).toBe(model.delete(key));
+    } else {
+      const key = randomKey(r, wide, heads);
+      const v = r.int(1_000_000);
+      expect(map.set(key, v), `set ${JSON.stringify(key)}`).toBe(model.set(key, v));
+    }
+  }
+}
+
+describe("OrderedMap's trees per key head", () => {
+  for (const [name, order, modelOrder, wide] of [
+    ["the built-in order", undefined, plain, false],
+    ["compareKeys", compareKeys, compareKeys, true],
+  ] as [string, KeyOrder, (a: string, b: string) => number, boolean][]) {
+    it(`matches a sorted array across heads emptied and filled again, clones and sorted builds (${name})`, () => {
+      const r = testRandom(`ordered map heads ${name}`);
+      for (let round = 0; round < 12; round++) {
+        // Few heads in some rounds (long trees, most heads empty), all of them in others.
+        const heads = [2, 5, FIRSTS.length][round % 3]!;
+        let map = new OrderedMap<number>(order);
+        let model = new Model(modelOrder);
+        check(r, map, model, wide, `round ${round}, empty`);
+        for (let phase = 0; phase < 6; phase++) {
+          writes(r, map, model, 300, wide, heads, [10, 30, 60, 90, 20, 95][phase]!);
+          check(r, map, model, wide, `round ${round}, phase ${phase}`);
+          if (phase === 2) {
+            const copy = map.clone();
+            const copyModel = model.clone();
+            writes(r, copy, copyModel, 200, wide, heads, 50);
+            writes(r, map, model, 200, wide, heads, 50);
+            check(r, copy, copyModel, wide, `round ${round}, clone`);
+            check(r, map, model, wide, `round ${round}, after its clone's writes`);
+          }
+          if (phase === 3) {
+            map = OrderedMap.fromSorted(
+              model.entries.map(([k]) => k),
+              model.entries.map(([, v]) => v),
+              order,
+            );
+            check(r, map, model, wide, `round ${round}, built from sorted entries`);
+          }
+          if (phase === 5 && r.int(2) === 0) {
+            // Every key deleted: every head empty, then written again.
+            for (const [k] of [...model.entries]) expect(map.delete(k)).toBe(model.delete(k));
+            check(r, map, model, wide, `round ${round}, emptied`);
+            model = new Model(modelOrder);
+            map = new OrderedMap<number>(order);
+          }
+        }
+      }
+    });
+  }
+
+  it("refuses sorted entries whose first units are out of head order for the map's order", () => {
+    // Ascending under a reversed order, but not by head: the map cannot hold them.
+    const reversed = (a: string, b: string): number => plain(b, a);
+    expect(() => OrderedMap.fromSorted(["b", "a"], [1, 2], reversed)).toThrow(RangeError);
+    expect(OrderedMap.fromSorted(["a/1", "a/2", "b"], [1, 2, 3]).size).toBe(3);
+  });
+});
