@@ -35,6 +35,13 @@
  *   run, none pending, claimed, scheduled or dead
  *   once every run succeeded.
  *
+ * With RESUBMIT=n each run id is submitted n more times, each time once
+ * the run before ended (by its hook's call), as generation 1..n: every
+ * memoized value names its generation, so a run reading an earlier
+ * submission's memo set stores another value (counted: memo values of
+ * another submission read), and the check compares the latest
+ * generation's result and KV effects.
+ *
  * Env: RUNS (1000), KILLS (50), FAULT_RATE (0.05), SUBMIT_RATE (4 runs per
  * second: kills are spread over the RUNS / SUBMIT_RATE seconds of
  * submissions), SEED (1), TIMEOUT_S (1800), STORE (`local`, or `s3`: the
@@ -70,7 +77,13 @@ import { startS3Server } from "../test/support/s3-server.js";
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array | null | undefined) => (b == null ? String(b) : new TextDecoder().decode(b));
 const runIdOf = (i: number) => `chaos-${i}`;
-const expectedResult = (id: string) => `done:${id}:d-${id}`;
+/** Each run id is submitted 1 + RESUBMIT times, each submission once the one before ended (its generation). */
+const RESUBMIT = Number(process.env.RESUBMIT ?? 0);
+/** A submission's name in the log: its run id and generation (a run id holds no dot). */
+const logIdOf = (id: string, gen: number) => `${id}.${gen}`;
+const expectedResult = (id: string, gen = 0) => `done:${id}:${memoValue("d", id, gen)}`;
+/** A memoized value names its run and generation: a submission reading an earlier one's memo returns another value. */
+const memoValue = (key: string, id: string, gen: number) => (gen === 0 ? `${key}-${id}` : `${key}-${id}.${gen}`);
 const STEP_QUEUE_CONFIG = { "workflow-steps": { leaseMs: 3_000, backoff: { baseMs: 50, maxMs: 1_000 } } };
 /** A run's jobs on the step queue: its five steps and the terminal hook's notification. */
 const JOBS_PER_RUN = 6;
@@ -94,37 +107,43 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
   const queue = await Queue.open(store, "chaos", { queueConfigs: STEP_QUEUE_CONFIG });
 
   const signalsDue = new Map<string, number>();
-  const once = async (memo: Memo, id: string, step: number, key: string): Promise<string> => {
+  // `effect` and `stored` lines name the submission's memo set: a run id submitted again after a kill
+  // cut its `submitted` line may start a second run of one generation, with a set of its own.
+  const once = async (memo: Memo, id: string, gen: number, step: number, key: string): Promise<string> => {
+    const lid = logIdOf(id, gen);
+    const set = memo.memoSet ?? "-";
     const v = await memo.memoized(key, async () => {
-      log(`effect ${id} ${step} ${key} ${pid}`);
-      return `${key}-${id}`;
+      log(`effect ${lid} ${step} ${key} ${pid} ${set}`);
+      return memoValue(key, id, gen);
     });
-    log(`stored ${id} ${step} ${key} ${pid}`);
+    log(`stored ${lid} ${step} ${key} ${pid} ${set}${v === memoValue(key, id, gen) ? "" : " foreign"}`);
     return v;
   };
   const runner: StepRunner = {
     async runStep(s) {
       const id = s.runId;
+      const gen = Number(s.headers.gen ?? 0);
       const k = s.stepNumber;
       const key = "abcde"[k]!;
-      const v = await once(k === 3 ? s.runMemo : s.memo, id, k, key);
+      const v = await once(k === 3 ? s.runMemo : s.memo, id, gen, k, key);
       s.effects.put(`chaos/${id}/${k}`, enc(v));
       if (k === 0) return StepOutcome.continueNow(enc(v));
       if (k === 1) return StepOutcome.continueAfter(enc(v), 10 + Math.floor(Math.random() * 90));
       if (k === 2) {
-        signalsDue.set(id, Date.now() + Math.floor(Math.random() * 50));
-        return StepOutcome.continueOnSignal(enc(v), `sig-${id}`, 5_000);
+        signalsDue.set(logIdOf(id, gen), Date.now() + Math.floor(Math.random() * 50));
+        return StepOutcome.continueOnSignal(enc(v), `sig-${logIdOf(id, gen)}`, 5_000);
       }
       if (k === 3) {
-        log(`signal ${id} ${s.signal === null ? "timeout" : "payload"}`);
+        log(`signal ${logIdOf(id, gen)} ${s.signal === null ? "timeout" : "payload"}`);
         return StepOutcome.continueNow(enc(s.signal === null ? "timeout" : dec(s.signal)));
       }
-      return StepOutcome.succeed(enc(`done:${id}:${await once(s.runMemo, id, 3, "d")}`));
+      return StepOutcome.succeed(enc(`done:${id}:${await once(s.runMemo, id, gen, 3, "d")}`));
     },
   };
   const hook: TerminalHook = {
     async onTermination(o) {
-      log(`terminal ${o.runId} ${o.status} ${o.result === undefined ? "-" : dec(o.result)}`);
+      log(`terminal ${logIdOf(o.runId, Number(o.headers.gen ?? 0))} ${o.status} ${o.result === undefined ? "-" : dec(o.result)}`);
+      if (o.status === "succeeded") resubmitNext(o.runId, Number(o.headers.gen ?? 0));
     },
   };
   const runtime = WorkflowRuntime.builder(queue, store, runner, hook)
@@ -155,12 +174,34 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
 
   // Submit every run no earlier worker acknowledged; an acknowledged one is never resubmitted,
   // so a run lost after its acknowledgement stays lost and is counted.
-  const acked = new Set(
-    readLog(logFile)
-      .filter((l) => l[0] === "submitted")
-      .map((l) => l[1]!),
-  );
-  const todo = Array.from({ length: runs }, (_, i) => runIdOf(i)).filter((id) => !acked.has(id));
+  const submitOnce = async (id: string, gen: number): Promise<void> => {
+    for (;;) {
+      try {
+        const headers = gen === 0 ? {} : { headers: { gen: String(gen) } };
+        await runtime.submit({ input: enc(logIdOf(id, gen)), runId: id, options: { maxAttemptsPerStep: MAX_ATTEMPTS, ...headers } });
+        log(`submitted ${logIdOf(id, gen)}`);
+        return;
+      } catch (e) {
+        if (queue.closed) throw e;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  const startedGens = new Set<string>();
+  // The next generation of a run id, once its run ended: by the hook's call, or at start for an end an earlier worker saw.
+  function resubmitNext(id: string, gen: number): void {
+    if (gen >= RESUBMIT || startedGens.has(logIdOf(id, gen + 1))) return;
+    startedGens.add(logIdOf(id, gen + 1));
+    submitOnce(id, gen + 1).catch(() => stop(2));
+  }
+  const earlier = readLog(logFile);
+  const acked = new Set(earlier.filter((l) => l[0] === "submitted").map((l) => l[1]!));
+  for (const l of earlier) {
+    if (l[0] !== "terminal" || l[2] !== "succeeded") continue;
+    const [id, gen] = l[1]!.split(".");
+    if (!acked.has(logIdOf(id!, Number(gen) + 1))) resubmitNext(id!, Number(gen));
+  }
+  const todo = Array.from({ length: runs }, (_, i) => runIdOf(i)).filter((id) => !acked.has(logIdOf(id, 0)));
   // Submitted at SUBMIT_RATE runs per second (started on schedule, not one after another), so
   // runs are in every phase all along and the kills land on steady work rather than on one backlog.
   const begin = Date.now();
@@ -168,20 +209,7 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
   for (const [i, id] of todo.entries()) {
     const wait = begin + (1000 * i) / submitRate - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    submitting.push(
-      (async () => {
-        for (;;) {
-          try {
-            await runtime.submit({ input: enc(id), runId: id, options: { maxAttemptsPerStep: MAX_ATTEMPTS } });
-            log(`submitted ${id}`);
-            return;
-          } catch (e) {
-            if (queue.closed) throw e;
-            await new Promise((r) => setTimeout(r, 50));
-          }
-        }
-      })(),
-    );
+    submitting.push(submitOnce(id, 0));
   }
   await Promise.all(submitting).catch(() => stop(2));
 }
@@ -245,7 +273,7 @@ async function parent(): Promise<void> {
   const terminatedIds = () =>
     new Set(
       readLog(logFile)
-        .filter((l) => l[0] === "terminal")
+        .filter((l) => l[0] === "terminal" && l[1]!.endsWith(`.${RESUBMIT}`))
         .map((l) => l[1]!),
     );
   // Worker processes that logged a step of their own: a kill waits for the new worker to have worked,
@@ -298,12 +326,26 @@ async function parent(): Promise<void> {
     { onTermination: async () => undefined },
   ).build();
   const lines = readLog(logFile);
-  const acked = [...new Set(lines.filter((l) => l[0] === "submitted").map((l) => l[1]!))];
+  const ackedGens = [...new Set(lines.filter((l) => l[0] === "submitted").map((l) => l[1]!))];
+  // Each run id's latest acknowledged generation is the run its records describe; an earlier one ended
+  // before the next was submitted, so its hook's `succeeded` line is what is checked of it.
+  const latestGen = new Map<string, number>();
+  for (const lid of ackedGens) {
+    const [id, gen] = lid.split(".");
+    latestGen.set(id!, Math.max(latestGen.get(id!) ?? 0, Number(gen)));
+  }
+  const endedGens = new Set(lines.filter((l) => l[0] === "terminal" && l[2] === "succeeded").map((l) => l[1]!));
+  const acked = [...latestGen.keys()];
   let runsLost = 0;
   let runsFailed = 0;
   let resultsLost = 0;
   const notSucceeded: string[] = [];
+  for (const lid of ackedGens) {
+    const [id, gen] = lid.split(".");
+    if (Number(gen) < latestGen.get(id!)! && !endedGens.has(lid)) runsLost++;
+  }
   for (const id of acked) {
+    const gen = latestGen.get(id)!;
     const status = await runtime.status(id);
     if (status?.state !== "terminated" || status.status !== "succeeded") {
       if (status?.state === "terminated") runsFailed++;
@@ -313,19 +355,24 @@ async function parent(): Promise<void> {
       continue;
     }
     const outcome = await runtime.outcome(id);
-    let ok = outcome !== null && dec(outcome.result) === expectedResult(id);
-    for (let k = 0; k < 5 && ok; k++) ok = (await queue.kvGet(`chaos/${id}/${k}`)) !== null;
+    let ok = outcome !== null && dec(outcome.result) === expectedResult(id, gen);
+    // Steps 0-2 put their memo's value; 3 and 4 what the signal brought (or the timeout) and the run memo's.
+    for (let k = 0; k < 3 && ok; k++) ok = dec(await queue.kvGet(`chaos/${id}/${k}`)) === memoValue("abc"[k]!, id, gen);
+    for (let k = 3; k < 5 && ok; k++) ok = (await queue.kvGet(`chaos/${id}/${k}`)) !== null;
     if (!ok) resultsLost++;
   }
   // Each step of a succeeded run, and its terminal hook's notification, is one job of the step queue done once,
   // however often a kill put it back; with every run succeeded nothing is left pending, scheduled, claimed or dead.
+  // Runs started: the submissions (run id, generation, memo set) whose step 0 computed its memo, which
+  // counts once each run a kill made a worker submit again after it landed (its `submitted` line cut).
+  const started = new Set(lines.filter((l) => l[0] === "effect" && l[2] === "0").map((l) => `${l[1]} ${l[5]}`)).size;
   const succeeded = acked.length - runsLost - runsFailed;
   const stats = await queue.view().stats("workflow-steps");
-  const allSucceeded = succeeded === runs;
+  const allSucceeded = succeeded === runs && runsLost === 0 && ackedGens.length === runs * (1 + RESUBMIT);
   // A run that did not succeed had done some of its steps: the model then bounds the count instead.
   const statsWrong = allSucceeded
-    ? stats.done !== JOBS_PER_RUN * runs || stats.pending + stats.scheduled + stats.claimed + stats.dead !== 0
-    : stats.done < JOBS_PER_RUN * succeeded || stats.done > JOBS_PER_RUN * acked.length;
+    ? stats.done !== JOBS_PER_RUN * started || stats.pending + stats.scheduled + stats.claimed + stats.dead !== 0
+    : stats.done < JOBS_PER_RUN * succeeded || stats.done > JOBS_PER_RUN * started;
   await queue.close();
 
   const outcomesByRun = new Map<string, Set<string>>();
@@ -342,7 +389,7 @@ async function parent(): Promise<void> {
   const effects = new Map<string, string[]>();
   const stored = new Set<string>();
   for (const l of lines) {
-    const key = `${l[1]} ${l[2]} ${l[3]}`;
+    const key = `${l[1]} ${l[2]} ${l[3]} ${l[5]}`;
     if (l[0] === "effect") effects.set(key, [...(effects.get(key) ?? []), l[4]!]);
     if (l[0] === "stored") stored.add(`${key} ${l[4]}`);
   }
@@ -354,12 +401,16 @@ async function parent(): Promise<void> {
       if (pids.slice(0, i).every((p) => stored.has(`${key} ${p}`))) unexplained++;
     }
   }
+  // A memoized value of another submission of the run id: its memo set read by a later run.
+  const foreign = lines.filter((l) => l[0] === "stored" && l[6] === "foreign").length;
   const timedOut = new Set(lines.filter((l) => l[0] === "signal" && l[2] === "timeout").map((l) => l[1]));
   const load1 = loadavg();
   console.log(
     `  wall ${wallS.toFixed(1)} s; ${done}/${runs} runs ended before the check; ${killed} SIGKILLs; ${selfExits} workers stopped by themselves and were restarted`,
   );
-  console.log(`  runs submitted (acknowledged): ${acked.length}`);
+  console.log(
+    `  runs submitted (acknowledged): ${acked.length} run ids, ${ackedGens.length} submissions (${RESUBMIT} again after each ended); runs started ${started}`,
+  );
   console.log(`  runs lost: ${runsLost}`);
   console.log(`  runs failed: ${runsFailed}${notSucceeded.length > 0 ? ` (e.g. ${notSucceeded.join("; ")})` : ""}`);
   console.log(`  results lost: ${resultsLost}`);
@@ -367,14 +418,15 @@ async function parent(): Promise<void> {
   console.log(
     `  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`,
   );
+  console.log(`  memo values of another submission of the run id read: ${foreign}`);
   console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
   console.log(
-    `  step jobs: ${JSON.stringify(stats)} (model: ${allSucceeded ? `done ${JOBS_PER_RUN * runs}, nothing else` : `done ${JOBS_PER_RUN * succeeded} to ${JOBS_PER_RUN * acked.length}`})${statsWrong ? " WRONG" : ""}`,
+    `  step jobs: ${JSON.stringify(stats)} (model: ${allSucceeded ? `done ${JOBS_PER_RUN * started}, nothing else` : `done ${JOBS_PER_RUN * succeeded} to ${JOBS_PER_RUN * started}`})${statsWrong ? " WRONG" : ""}`,
   );
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   await rm(dir, { recursive: true, force: true });
   await s3?.stop();
-  if (runsLost + runsFailed + resultsLost + duplicated + unexplained > 0 || statsWrong) process.exitCode = 1;
+  if (runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong) process.exitCode = 1;
 }
 
 if (process.argv[2] === "--worker") {

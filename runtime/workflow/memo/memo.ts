@@ -20,6 +20,7 @@ import { bytesAtCall } from "../bytes-at-call.js";
 import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
 import { OutcomeCache } from "./outcome-cache.js";
+import { RunId } from "../runs/run-id.js";
 
 /** Object deletes in flight at once when a run's memo entries are cleared. */
 export const CLEAR_CONCURRENCY = 16;
@@ -192,6 +193,21 @@ export class Memo {
   }
 }
 
+/**
+ * A memo store's run id: a run id (`InvalidRunIdError` otherwise), since it
+ * names a folder, and one with a slash would name a folder inside another
+ * run's (`"a/0"`: run `a`'s step 0).
+ */
+function checkRunIdArg(runId: unknown): string {
+  return RunId.parse(runId as string);
+}
+
+/** A memo store's step number: a whole number from 0, as a run's steps are numbered. */
+function checkStepArg(step: unknown): number {
+  if (typeof step === "number" && Number.isSafeInteger(step) && step >= 0) return step;
+  throw new ValidationError(`a memo's step must be a run's step number (a whole number from 0), got ${describeValue(step)}`);
+}
+
 /** `memoSet` as a memo store takes it: absent, or a run's `memoSet` (a string); anything else is a `ValidationError`. */
 function checkMemoSet(memoSet: unknown): string | undefined {
   if (memoSet === undefined || (typeof memoSet === "string" && memoSet.length > 0)) return memoSet;
@@ -247,12 +263,12 @@ export class MemoStore {
    * run submitted before memo sets existed).
    */
   newMemo(runId: string, step: number, memoSet?: string): Memo {
-    return new Memo(this.store, this.prefix, runId, step, checkMemoSet(memoSet));
+    return new Memo(this.store, this.prefix, checkRunIdArg(runId), checkStepArg(step), checkMemoSet(memoSet));
   }
 
   /** The run-scoped memo of `runId` in the memo set `memoSet` (see `newMemo`). */
   runMemo(runId: string, memoSet?: string): Memo {
-    return new Memo(this.store, this.prefix, runId, "run", checkMemoSet(memoSet));
+    return new Memo(this.store, this.prefix, checkRunIdArg(runId), "run", checkMemoSet(memoSet));
   }
 
   /**
@@ -261,7 +277,7 @@ export class MemoStore {
    * replaying how they ended.
    */
   async clearReplaysFrom(runId: string, fromStep: number): Promise<void> {
-    const root = runReplayRoot(this.prefix, runId);
+    const root = runReplayRoot(this.prefix, checkRunIdArg(runId));
     // In chunks, resuming after the last key listed, so memory stays bounded however long the run.
     let startAfter: string | undefined;
     for (;;) {
@@ -287,6 +303,7 @@ export class MemoStore {
    * chunks (what is left is removed by a later call).
    */
   async clearMemosForRun(runId: string, signal?: AbortSignal): Promise<number> {
+    checkRunIdArg(runId);
     // Before and after: a read while the clear runs may have kept the record again.
     this.#dropKeptOutcomes(runId);
     try {
@@ -308,6 +325,7 @@ export class MemoStore {
    * objects it removed.
    */
   async clearMemoSet(runId: string, memoSet: string): Promise<number> {
+    checkRunIdArg(runId);
     const set = checkMemoSet(memoSet);
     if (set === undefined) throw new ValidationError("clearMemoSet takes the memo set to clear (a run's memoSet)");
     const seg = `${memoSetSegment(set)}/`;

@@ -52,7 +52,7 @@ export interface RunRecord {
    */
   memoPrefix?: string;
   /**
-   * The memo set of this submission (step 0's job id, kept by `retryRun`):
+   * The memo set of this submission (a ULID drawn at submission, kept by `retryRun`):
    * its steps' memo entries and replay records live under it, so a run
    * submitted again under the id after its end reads none of the earlier
    * run's. Absent in records written before it existed: their memos sit

@@ -36,6 +36,7 @@ import { describePayload, stageForgotten, stageSubmission } from "./index-effect
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
 import { drawnIdOptions } from "../../queue/validate-enqueue.js";
+import { pooledUlids } from "../../queue/ulid-source.js";
 import { type Building } from "../../queue/cancel-state.js";
 import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS, ownHeader } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
@@ -300,6 +301,9 @@ class Submission {
   readonly run = (): Promise<SubmitOutcome | "raced"> => submitLocked(this);
 }
 
+/** Memo sets: ULIDs drawn here, whatever ids the step queue gives its jobs. */
+const nextMemoSet = pooledUlids();
+
 async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
   const { core, runId, input, options, headers, inputSha256, group, parent } = s;
   // Each of the run's keys built once per submission.
@@ -314,6 +318,9 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
     const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, pk).jobId;
     return { runId, jobId, newlySubmitted: false };
   }
+  // Its memos' set, told apart from every other submission's under this id. Not its first step's
+  // job id: a caller's WorkflowQueue may name that job as an earlier run's, gone since.
+  const memoSet = nextMemoSet();
   // The run's records name its first step's job: an id a caller's job took meanwhile is drawn again.
   for (;;) {
     const jobId = core.queue.nextJobId();
@@ -330,7 +337,7 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
         headers,
         memoPrefix: core.memos.prefix,
         // Its own memos: a run under this id that ended before wrote its own under another set.
-        memoSet: jobId,
+        memoSet,
       };
       if (options.priority !== undefined) record.priority = options.priority;
       if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;

@@ -41,7 +41,7 @@ import { continuedAtReturn, succeededAtReturn } from "./returned-payload.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
-import { watchMemoWrites } from "../memo/memo.js";
+import { Memo, watchMemoWrites } from "../memo/memo.js";
 import { FLOW_HEADER_PREFIX, flowHeadersOf, withCurrentLimit } from "../runs/submit.js";
 import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
@@ -441,8 +441,8 @@ function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): ReturnType<ty
       cancel: job,
       lease: job.lease,
       // The memos of this submission only (see `RunRecord.memoSet`).
-      memo: watchMemoWrites(memos.newMemo(runId, step, w.run.memoSet), memoKeys),
-      runMemo: watchMemoWrites(memos.runMemo(runId, w.run.memoSet), memoKeys),
+      memo: watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, w.run.memoSet), memoKeys),
+      runMemo: watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", w.run.memoSet), memoKeys),
       effects: w.effects,
       kv: core.stepKv,
       children: w.children,
