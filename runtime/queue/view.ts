@@ -119,6 +119,9 @@ function pageLimit(limit: number | undefined, dflt: number): number {
   return limit;
 }
 
+/** Between a scheduled cursor's queue and its key: no queue name holds it (names.ts). */
+const SCHEDULED_CURSOR_MARK = "@";
+
 /** The shared implementation; `src` is read synchronously, so each call sees one state. */
 export class StoreView implements QueueView {
   /**
@@ -173,12 +176,15 @@ export class StoreView implements QueueView {
     const cursor: unknown = opts.cursor;
     // A cursor is the last key a page of this listing examined: any other (another state's or queue's, text
     // made up) would start the scan before the listing (its first page again) or past it (an empty page).
-    if (cursor !== undefined && (typeof cursor !== "string" || !cursor.startsWith(prefix))) {
+    // Scheduled keys of every queue share one timeline, so a scheduled cursor also names its queue.
+    const cursorHead = state === "scheduled" ? `${queueName}${SCHEDULED_CURSOR_MARK}` : "";
+    if (cursor !== undefined && (typeof cursor !== "string" || !cursor.startsWith(cursorHead + prefix))) {
       throw new ValidationError(
         `cursor ${describeValue(cursor)} is not a cursor of queue ${JSON.stringify(queueName)}'s ${state} jobs; pass the nextCursor of the previous page of the same queue and state`,
       );
     }
-    const range = { prefix, ...(cursor === undefined ? {} : { start: cursor, startExclusive: true }) };
+    const start = cursor === undefined ? undefined : cursor.slice(cursorHead.length);
+    const range = { prefix, ...(start === undefined ? {} : { start, startExclusive: true }) };
     const idOf = (key: string, value: Uint8Array) =>
       state === "scheduled" ? K.parseScheduledKey(key).id : state === "pending" ? decoder.decode(value) : K.lastField(key);
     // The page reads at most `budget` records: warm those first (paged values).
@@ -207,7 +213,7 @@ export class StoreView implements QueueView {
       const r = readJob(this.src, id);
       if (r !== undefined) items.push(this.#info(ofQueue(r, queueName)));
     }
-    return more && last !== undefined ? { items, nextCursor: last } : { items };
+    return more && last !== undefined ? { items, nextCursor: cursorHead + last } : { items };
   }
 
   async deadJobs(queueName: string, opts: { after?: string; limit?: number } = {}): Promise<JobInfo[]> {

@@ -63,8 +63,41 @@ describe("a job listing's cursor from elsewhere", () => {
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     expect(seen).toEqual(pendingA);
-    // A scheduled listing's cursor is a place in every queue's timeline: another queue's own is taken.
-    expect((await v.listJobs("b", "scheduled", { cursor: aScheduled })).items).toEqual([]);
+    // Scheduled keys of every queue share one timeline: another queue's scheduled cursor would start past
+    // this queue's earlier jobs (an empty last page), so it is refused too.
+    const bScheduledErr = await v.listJobs("b", "scheduled", { cursor: aScheduled }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(bScheduledErr).toBeInstanceOf(ValidationError);
+    expect((bScheduledErr as Error).message).toContain(`queue "b"'s scheduled jobs`);
+    await queue.close();
+  });
+
+  it("of another queue's scheduled jobs is refused, and a scheduled listing's own cursors page its queue's jobs once", async () => {
+    const { queue, clock } = await openQueue();
+    // b's jobs come first in the shared timeline: a cursor of a's would start past all of them.
+    const scheduledB: string[] = [];
+    for (let i = 1; i <= 5; i++) scheduledB.push((await queue.enqueue("b", enc(`b${i}`), { runAt: clock.now() + i * 60_000 })).jobId);
+    for (let i = 10; i <= 14; i++) await queue.enqueue("a", enc(`a${i}`), { runAt: clock.now() + i * 60_000 });
+    const v = queue.view();
+    const aCursor = (await v.listJobs("a", "scheduled", { limit: 2 })).nextCursor!;
+    const rawKey = aCursor.slice(aCursor.indexOf("@") + 1);
+    for (const cursor of [aCursor, rawKey, "b@zzz"]) {
+      const err = await v.listJobs("b", "scheduled", { cursor }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err, cursor).toBeInstanceOf(ValidationError);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await v.listJobs("b", "scheduled", { limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+      seen.push(...page.items.map((j) => j.id));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(scheduledB);
     await queue.close();
   });
 
