@@ -179,6 +179,35 @@ describe("memo retention over damaged records", () => {
     await env.stop();
   });
 
+  it("reports a marker naming no run id (another run's step folder) and sweeps the rest, clearing nothing of the run it points into", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => {
+        await s.memo.put("m", enc("1"));
+        return StepOutcome.succeed(s.payload);
+      }),
+      { configure: (b) => b.memoRetention(60_000).pollIntervalMs(3_600_000) },
+    );
+    await env.runtime.submit({ input: enc("x"), runId: "a" });
+    await env.runtime.wait("a");
+    const [marker] = (await env.queue.kvScan("workflow/terminals/")).entries;
+    // A damaged marker of a run "a/0": as a folder, run a's step 0.
+    await env.queue.kvPut(`${marker!.key}/0`, marker!.value);
+    await env.queue.kvDelete(marker!.key);
+    await env.runtime.submit({ input: enc("x"), runId: "kept" });
+    await env.runtime.wait("kept");
+    env.clock.advance(120_000);
+    const aMemo = await runObjects(env.store, "workflow-steps-memo", "a");
+    expect(aMemo).toBeGreaterThan(0);
+
+    expect(await env.runtime.sweepMemos()).toBe(1);
+    expect(await env.runtime.status("kept")).toBeNull();
+    expect(await runObjects(env.store, "workflow-steps-memo", "a")).toBe(aMemo);
+    expect((env.logged as Array<{ runId?: string }>).some((r) => r.runId === "a/0")).toBe(true);
+    // A later pass skips it again and still works.
+    expect(await env.runtime.sweepMemos()).toBe(0);
+    await env.stop();
+  });
+
   it("does not count the removal of a stale marker (a run submitted again since) as a swept run", async () => {
     const env = await openEnv(
       runnerOf(async (s) => {

@@ -35,6 +35,7 @@ import { decodeMarkerValue, type MarkerValue } from "../runs/terminal.js";
 import { runKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeRunRecord, decodeTerminalRecord, type TerminalRecord } from "../records/records.js";
 import { decodeIndexEntry, runIndexKey } from "../runs/run-index.js";
+import { RunId } from "../runs/run-id.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { forEachBounded } from "../bounded.js";
 import { SettlementEffects } from "../../queue/effects.js";
@@ -188,6 +189,8 @@ export class MemoSweeper {
    */
   async #sweepRun(m: ExpiryEntry, now: number): Promise<keyof MemoSweepCounts> {
     const core = this.#core;
+    // A key naming no run (say "a/0") would point the clearing into another run's folder.
+    if (!RunId.isValid(m.suffix)) throw new StoreCorruptedError(m.key, "retention record names no run id");
     const marker = decodeMarkerValue(m.value, m.key);
     // Taking turns with submissions and redrives of the run: a run re-opened under this id
     // keeps its memo, so the memo goes only while the terminal record is still the
