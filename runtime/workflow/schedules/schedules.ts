@@ -13,7 +13,7 @@
 import { ConstructionGate } from "../../internal-construction.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
-import { ValidationError } from "../../errors.js";
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { RunDebounce, RunFlow, RunOptions, RunSpec, SubmitOutcome } from "../runs/run-types.js";
@@ -314,9 +314,11 @@ export class Schedules {
           "remove it on the runtime of its home shard (the one whose runtime.schedules.decides(id) is true)",
       );
     }
-    const removed = await this.#locked(id, async (current) => {
-      if (current === null) return false;
-      await this.#core.queue.kvDelete(scheduleKey(this.#core.queueName, id));
+    // Without decoding the record: a damaged one is removed too (the way out the scheduler's report names).
+    const key = scheduleKey(this.#core.queueName, id);
+    const removed = await this.#lock.run(`${this.#core.queueName}/${id}`, async () => {
+      if ((await this.#core.queue.kvGet(key)) === null) return false;
+      await this.#core.queue.kvDelete(key);
       return true;
     });
     this.#handlers.delete(id);
@@ -451,19 +453,20 @@ export class Schedules {
       let wakeAt = Number.POSITIVE_INFINITY;
       try {
         try {
-          for await (const r of this.#records()) {
+          // By id: each record is read (and a damaged one found) under its schedule's lock in #decide.
+          for await (const id of scheduleIds(core.queue, core.queueName)) {
             if (signal.aborted) return;
             // Every shard may hold a copy of the schedule; only its home shard decides its ticks.
-            if (this.#routing !== undefined && !this.#routing.decides(r.id)) continue;
+            if (this.#routing !== undefined && !this.#routing.decides(id)) continue;
             let s: Decision | null;
             try {
-              s = await this.#decide(r.id);
+              s = await this.#decide(id);
             } catch (e) {
               if (e instanceof RemoteRunsUnavailable && !core.queue.closed) {
                 // Only this schedule waits for that shard; the others are decided meanwhile.
                 core.log.error(
-                  { err: e.cause, schedule: r.id, runId: e.runId },
-                  `schedule "${r.id}": the shard of run "${e.runId}" did not answer; the tick is decided again in ${REMOTE_RETRY_MS} ms`,
+                  { err: e.cause, schedule: id, runId: e.runId },
+                  `schedule "${id}": the shard of run "${e.runId}" did not answer; the tick is decided again in ${REMOTE_RETRY_MS} ms`,
                 );
                 wakeAt = Math.min(wakeAt, core.clock.now() + REMOTE_RETRY_MS);
                 continue;
@@ -471,7 +474,11 @@ export class Schedules {
               if (signal.aborted || e instanceof SchedulerStopped) return;
               if (isStoreFault(e) || core.queue.closed) throw e;
               // One broken schedule (a corrupted record, an input the runtime refuses) must not stop the others.
-              core.log.error({ err: e, schedule: r.id }, `schedule "${r.id}" could not decide its ticks; it is tried again at the next change or start`);
+              const todo =
+                e instanceof StoreCorruptedError
+                  ? "its stored record is damaged: remove it (schedules.remove) and upsert it again"
+                  : "it is tried again at the next change or start";
+              core.log.error({ err: e, schedule: id }, `schedule "${id}" could not decide its ticks; ${todo}`);
               continue;
             }
             if (s === null) continue;
@@ -757,6 +764,18 @@ export function scheduleInfoOf(r: ScheduleRecord, times: CronTimes, nowMs: numbe
     computedInput: r.computed === true,
     lastFailure: r.lastFailure ?? null,
   };
+}
+
+/** The id of every schedule of step queue `q`, a page at a time, without reading its record. */
+async function* scheduleIds(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string): AsyncIterable<string> {
+  const prefix = schedulesPrefix(q);
+  let after: string | undefined;
+  for (;;) {
+    const page = await kv.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) yield e.key.slice(prefix.length);
+    if (page.nextCursor === undefined) return;
+    after = page.nextCursor;
+  }
 }
 
 /** Every schedule record of step queue `q`, by id, a page at a time. */
