@@ -10,9 +10,9 @@
  * Run: `npm run build` in each checkout, then
  * `CALLS=200000 ROUNDS=12 npx tsx bench/claimed-job-ab.ts <checkout A> <checkout B>`.
  */
-import { median } from "./support/percentile.js";
 import { loadCheckout } from "./support/step-workload.js";
 import { loadAverageText } from "./support/load-average.js";
+import { alternateRounds, printMedians } from "./support/alternate-rounds.js";
 
 type ClaimedJobModule = typeof import("../runtime/queue/claimed-job.js");
 type CancelModule = typeof import("../runtime/queue/cancel-state.js");
@@ -75,12 +75,5 @@ function round(m: Loaded): number {
 }
 
 console.log(`CALLS=${CALLS} ROUNDS=${ROUNDS} READ=${READ ? 1 : 0} load ${loadAverageText()}`);
-const ns: number[][] = dirs.map(() => []);
-for (let r = 0; r < ROUNDS; r++) {
-  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  for (const i of order) ns[i]!.push(round(mods[i]!));
-}
-for (let i = 0; i < dirs.length; i++) {
-  console.log(`${dirs[i]}: ${ns[i]!.map((x) => x.toFixed(0)).join(", ")} (median ${median(ns[i]!.slice(2)).toFixed(1)} ns per claimed job)`);
-}
+printMedians(dirs, await alternateRounds(dirs, ROUNDS, (i) => round(mods[i]!)), "ns per claimed job");
 console.log(`load at end ${loadAverageText()} (${sink > 0 ? "ran" : "?"})`);

@@ -9,9 +9,9 @@
  * Run: `npm run build` in each checkout, then
  * `CALLS=200000 ROUNDS=12 npx tsx bench/step-object-ab.ts <checkout A> <checkout B>`.
  */
-import { median } from "./support/percentile.js";
 import { loadCheckout } from "./support/step-workload.js";
 import { loadAverageText } from "./support/load-average.js";
+import { alternateRounds, printMedians } from "./support/alternate-rounds.js";
 
 type Delivery = typeof import("../runtime/workflow/steps/delivery.js");
 
@@ -56,12 +56,5 @@ function round(m: Delivery): number {
 }
 
 console.log(`CALLS=${CALLS} ROUNDS=${ROUNDS} READ=${READ ? 1 : 0} load ${loadAverageText()}`);
-const ns: number[][] = dirs.map(() => []);
-for (let r = 0; r < ROUNDS; r++) {
-  const order = r % 2 === 0 ? dirs.map((_, i) => i) : dirs.map((_, i) => dirs.length - 1 - i);
-  for (const i of order) ns[i]!.push(round(mods[i]!));
-}
-for (let i = 0; i < dirs.length; i++) {
-  console.log(`${dirs[i]}: ${ns[i]!.map((x) => x.toFixed(0)).join(", ")} (median ${median(ns[i]!.slice(2)).toFixed(1)} ns per step object)`);
-}
+printMedians(dirs, await alternateRounds(dirs, ROUNDS, (i) => round(mods[i]!)), "ns per step object");
 console.log(`load at end ${loadAverageText()} (${sink > 0 ? "ran" : "?"})`);

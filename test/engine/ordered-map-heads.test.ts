@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { SortedEntries } from "./fixtures/sorted-entries.js";
 
 const plain = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
 
@@ -33,53 +34,6 @@ function randomBound(r: TestRandom, held: readonly [string, number][], wide: boo
   return randomKey(r, wide, FIRSTS.length);
 }
 
-class Model {
-  entries: [string, number][] = [];
-  constructor(readonly order: (a: string, b: string) => number) {}
-  find(key: string): number {
-    let lo = 0;
-    let hi = this.entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.order(this.entries[mid]![0], key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-  set(key: string, value: number): boolean {
-    const i = this.find(key);
-    if (i < this.entries.length && this.entries[i]![0] === key) {
-      this.entries[i]![1] = value;
-      return false;
-    }
-    this.entries.splice(i, 0, [key, value]);
-    return true;
-  }
-  delete(key: string): boolean {
-    const i = this.find(key);
-    if (i >= this.entries.length || this.entries[i]![0] !== key) return false;
-    this.entries.splice(i, 1);
-    return true;
-  }
-  get(key: string): number | undefined {
-    const i = this.find(key);
-    return i < this.entries.length && this.entries[i]![0] === key ? this.entries[i]![1] : undefined;
-  }
-  from(lo: string): [string, number][] {
-    return this.entries.slice(this.find(lo));
-  }
-  downFrom(hi: string): [string, number][] {
-    let i = this.find(hi);
-    if (i < this.entries.length && this.entries[i]![0] === hi) i++;
-    return this.entries.slice(0, i).reverse();
-  }
-  clone(): Model {
-    const m = new Model(this.order);
-    m.entries = this.entries.map(([k, v]) => [k, v]);
-    return m;
-  }
-}
-
 function same(actual: Iterable<[string, number]>, expected: readonly [string, number][], label: string): void {
   const got: [string, number][] = [];
   // Only as many as expected and one more: a cursor that never ends must fail, not hang.
@@ -94,7 +48,7 @@ function same(actual: Iterable<[string, number]>, expected: readonly [string, nu
   }
 }
 
-function check(r: TestRandom, map: OrderedMap<number>, model: Model, wide: boolean, label: string): void {
+function check(r: TestRandom, map: OrderedMap<number>, model: SortedEntries, wide: boolean, label: string): void {
   expect(map.size, label).toBe(model.entries.length);
   same(map.entries(), model.entries, `${label}, all`);
   same(map.entriesReversed(), [...model.entries].reverse(), `${label}, all reversed`);
@@ -109,7 +63,7 @@ function check(r: TestRandom, map: OrderedMap<number>, model: Model, wide: boole
   }
 }
 
-function writes(r: TestRandom, map: OrderedMap<number>, model: Model, count: number, wide: boolean, heads: number, deleteShare: number): void {
+function writes(r: TestRandom, map: OrderedMap<number>, model: SortedEntries, count: number, wide: boolean, heads: number, deleteShare: number): void {
   for (let i = 0; i < count; i++) {
     if (r.int(100) < deleteShare) {
       // Mostly held keys, so heads empty out.
@@ -134,7 +88,7 @@ describe("OrderedMap's trees per key head", () => {
         // Few heads in some rounds (long trees, most heads empty), all of them in others.
         const heads = [2, 5, FIRSTS.length][round % 3]!;
         let map = new OrderedMap<number>(order);
-        let model = new Model(modelOrder);
+        let model = new SortedEntries(modelOrder);
         check(r, map, model, wide, `round ${round}, empty`);
         for (let phase = 0; phase < 6; phase++) {
           writes(r, map, model, 300, wide, heads, [10, 30, 60, 90, 20, 95][phase]!);
@@ -159,7 +113,7 @@ describe("OrderedMap's trees per key head", () => {
             // Every key deleted: every head empty, then written again.
             for (const [k] of [...model.entries]) expect(map.delete(k)).toBe(model.delete(k));
             check(r, map, model, wide, `round ${round}, emptied`);
-            model = new Model(modelOrder);
+            model = new SortedEntries(modelOrder);
             map = new OrderedMap<number>(order);
           }
         }

@@ -11,6 +11,7 @@ import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { scaledForLoad } from "../support/load.js";
+import { SortedEntries } from "./fixtures/sorted-entries.js";
 
 // CPU-bound rounds that took 23-32 s at a load of 38 on two cores, past the default 30 s: the limit is only a backstop.
 vi.setConfig({ testTimeout: scaledForLoad(30_000) });
@@ -28,42 +29,6 @@ function oddKey(r: TestRandom): string {
   return k;
 }
 
-/** Sorted entries in `order`: the expected state. */
-class Sorted {
-  entries: [string, number][] = [];
-  constructor(readonly order: (a: string, b: string) => number) {}
-  find(key: string): number {
-    let lo = 0;
-    let hi = this.entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.order(this.entries[mid]![0], key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-  set(key: string, value: number): boolean {
-    const i = this.find(key);
-    if (this.entries[i]?.[0] === key) {
-      this.entries[i]![1] = value;
-      return false;
-    }
-    this.entries.splice(i, 0, [key, value]);
-    return true;
-  }
-  delete(key: string): boolean {
-    const i = this.find(key);
-    if (this.entries[i]?.[0] !== key) return false;
-    this.entries.splice(i, 1);
-    return true;
-  }
-  copy(): Sorted {
-    const s = new Sorted(this.order);
-    s.entries = this.entries.map(([k, v]) => [k, v]);
-    return s;
-  }
-}
-
 function firstDifference(got: [string, number][], want: [string, number][]): string | undefined {
   const n = Math.max(got.length, want.length);
   for (let i = 0; i < n; i++) {
@@ -75,7 +40,7 @@ function firstDifference(got: [string, number][], want: [string, number][]): str
 }
 
 /** Every read of `map` against `want`: gets of present and absent keys, whole iterations and iterations from bounds both ways. */
-function check(r: TestRandom, map: OrderedMap<number>, want: Sorted): void {
+function check(r: TestRandom, map: OrderedMap<number>, want: SortedEntries): void {
   expect(map.size).toBe(want.entries.length);
   expect(firstDifference([...map.entries()], want.entries)).toBeUndefined();
   expect(firstDifference([...map.entriesReversed()], [...want.entries].reverse())).toBeUndefined();
@@ -90,7 +55,7 @@ function check(r: TestRandom, map: OrderedMap<number>, want: Sorted): void {
   }
 }
 
-function writes(r: TestRandom, map: OrderedMap<number>, want: Sorted, count: number, deleteShare: number): void {
+function writes(r: TestRandom, map: OrderedMap<number>, want: SortedEntries, count: number, deleteShare: number): void {
   for (let i = 0; i < count; i++) {
     const key = oddKey(r);
     if (r.int(100) < deleteShare) {
@@ -111,7 +76,7 @@ describe("OrderedMap with keys sharing long prefixes", () => {
       const r = testRandom(`ordered map prefixes ${name}`);
       for (let round = 0; round < 6; round++) {
         let map = new OrderedMap<number>(order);
-        let want = new Sorted(model);
+        let want = new SortedEntries(model);
         if (round % 3 === 1) {
           writes(r, map, want, 1500, 0);
           map = OrderedMap.fromSorted(
@@ -124,7 +89,7 @@ describe("OrderedMap with keys sharing long prefixes", () => {
           writes(r, map, want, 1500, [10, 45, 30, 70][phase]!);
           check(r, map, want);
           const copy = map.clone();
-          const copyWant = want.copy();
+          const copyWant = want.clone();
           writes(r, map, want, 700, 40);
           writes(r, copy, copyWant, 700, 40);
           check(r, map, want);
@@ -141,11 +106,11 @@ describe("OrderedMap with keys sharing long prefixes", () => {
   it("keeps order while keys are appended past every key and taken from the front, as a queue does, with a clone held midway", () => {
     const r = testRandom("ordered map prefixes queue");
     const map = new OrderedMap<number>();
-    const want = new Sorted(builtIn);
+    const want = new SortedEntries(builtIn);
     const head = "q/default/pending/0000000000001/";
     let next = 0;
     let clone: OrderedMap<number> | undefined;
-    let cloneWant: Sorted | undefined;
+    let cloneWant: SortedEntries | undefined;
     for (let step = 0; step < 20_000; step++) {
       if (r.int(3) > 0 || want.entries.length === 0) {
         // Ids pass from 9 to 10 digits midway: later keys then sort before the earlier ones, at the front.
@@ -159,7 +124,7 @@ describe("OrderedMap with keys sharing long prefixes", () => {
       }
       if (step === 10_000) {
         clone = map.clone();
-        cloneWant = want.copy();
+        cloneWant = want.clone();
       }
     }
     check(r, map, want);
@@ -177,7 +142,7 @@ describe("OrderedMap with keys sharing long prefixes", () => {
       keys,
       keys.map((_, i) => i),
     );
-    const want = new Sorted(builtIn);
+    const want = new SortedEntries(builtIn);
     for (const [i, k] of keys.entries()) want.set(k, i);
     for (let i = 5; i >= 0; i--) {
       const k = `b/${String(i).padStart(4, "0")}`;

@@ -8,28 +8,18 @@
  * by no one until their leases expired. The stats equal a recount.
  */
 import { describe, expect, it } from "vitest";
-import { type DeadLetteredEvent, MemoryStore, MockClock, Queue, type QueueStats, type StoredObject, WriteBatch } from "taquba";
+import { type DeadLetteredEvent, MemoryStore, MockClock, Queue, type QueueStats, WriteBatch } from "taquba";
 import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { jobKey } from "../../runtime/queue/keys.js";
 import { PAYLOAD_PREFIX } from "../../runtime/queue/payloads.js";
 import type { QueueCore } from "../../runtime/queue/queue-core.js";
-import { ForwardingStore } from "../support/forwarding-store.js";
+import { HookedReads } from "../support/hooked-reads.js";
 import { until } from "../support/until.js";
 import { counted, recount } from "./stats-recount.js";
 import { dec, enc } from "./helpers.js";
 
 const stats = (s: Partial<QueueStats>): QueueStats => ({ pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0, ...s });
 const big = (s: string) => enc(s.padEnd(200, "."));
-
-/** Runs `before(key)` ahead of a read of `key` while it is set. */
-class HookedReads extends ForwardingStore {
-  before: ((key: string) => Promise<void>) | undefined;
-
-  override async get(key: string): Promise<StoredObject | null> {
-    await this.before?.(key);
-    return this.inner.get(key);
-  }
-}
 
 async function payloadObjects(store: MemoryStore): Promise<string[]> {
   const keys: string[] = [];

@@ -8,24 +8,14 @@
  * to their leases.
  */
 import { describe, expect, it } from "vitest";
-import { type DeadLetteredEvent, MemoryStore, MockClock, Queue, type StoredObject, WriteBatch } from "taquba";
+import { type DeadLetteredEvent, MemoryStore, MockClock, Queue, WriteBatch } from "taquba";
 import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { jobKey } from "../../runtime/queue/keys.js";
 import { PAYLOAD_PREFIX } from "../../runtime/queue/payloads.js";
 import type { QueueCore } from "../../runtime/queue/queue-core.js";
-import { ForwardingStore } from "../support/forwarding-store.js";
+import { HookedReads } from "../support/hooked-reads.js";
 import { until } from "../support/until.js";
 import { enc } from "./helpers.js";
-
-/** Runs `before(key)` ahead of a read of `key` while it is set. */
-class HookedReads extends ForwardingStore {
-  before: ((key: string) => Promise<void>) | undefined;
-
-  override async get(key: string): Promise<StoredObject | null> {
-    await this.before?.(key);
-    return this.inner.get(key);
-  }
-}
 
 describe("a two-scan batch claim whose first job's payload object is gone and whose record is paged out meanwhile", () => {
   it("dead-letters that job for its payload and hands out the rest", async () => {

@@ -13,24 +13,7 @@ import { Engine, S3Store, StoreRequestError, WriteBatch } from "taquba";
 import { ListingPages, MAX_EMPTY_PAGES, MAX_PAGES_WITHOUT_PROGRESS } from "../../runtime/store/listing-pages.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
-
-type Page = [keys: string[], truncated: boolean, token: string | undefined];
-
-/** The keys the listing takes from `answered`, page by page, or the error that refused it. */
-function run(pages: ListingPages, answered: Iterable<Page>): { taken: string[]; error?: unknown; pagesAsked: number } {
-  const taken: string[] = [];
-  let pagesAsked = 0;
-  try {
-    for (const [keys, truncated, token] of answered) {
-      pagesAsked++;
-      for (const k of keys) if (pages.take(k)) taken.push(k);
-      if (pages.next(truncated, token) === undefined) break;
-    }
-  } catch (error) {
-    return { taken, error, pagesAsked };
-  }
-  return { taken, pagesAsked };
-}
+import { run, type Page } from "./fixtures/listing-pages-run.js";
 
 let fresh = 0;
 const empties = (n: number): Page[] => Array.from({ length: n }, () => [[], true, `fresh-${++fresh}`]);

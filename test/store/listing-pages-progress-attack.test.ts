@@ -10,24 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { StoreRequestError } from "taquba";
 import { ListingPages, MAX_EMPTY_PAGES, MAX_PAGES_WITHOUT_PROGRESS } from "../../runtime/store/listing-pages.js";
-
-type Page = [keys: string[], truncated: boolean, token: string | undefined];
-
-/** The keys the listing takes from `answered`, page by page, or the error that refused it. */
-function run(pages: ListingPages, answered: Iterable<Page>): { taken: string[]; error?: unknown; pagesAsked: number } {
-  const taken: string[] = [];
-  let pagesAsked = 0;
-  try {
-    for (const [keys, truncated, token] of answered) {
-      pagesAsked++;
-      for (const k of keys) if (pages.take(k)) taken.push(k);
-      if (pages.next(truncated, token) === undefined) break;
-    }
-  } catch (error) {
-    return { taken, error, pagesAsked };
-  }
-  return { taken, pagesAsked };
-}
+import { run, type Page } from "./fixtures/listing-pages-run.js";
 
 /** A service whose first page comes back for every token, each time under a token never given before. */
 function* firstPageForEver(keys: string[]): Iterable<Page> {
