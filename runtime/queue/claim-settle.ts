@@ -197,20 +197,11 @@ function claimPending(
   for (const id of ids) {
     if (claimed.length === max) break;
     const r = readIndexedJob(txn, id, queueName);
-    if (r instanceof DamagedRecord) {
-      const e = setAsidePending(txn, core.engine, core.ctx(), queueName, r, ids.length);
-      if (e !== undefined) aside(e);
-      damaged ||= e !== undefined;
+    if (r === undefined || r instanceof DamagedRecord) {
+      damaged = clearBrokenPending(core, txn, core.ctx(), queueName, id, r, ids.length, aside) || damaged;
       continue;
     }
-    if (r === undefined && dropDanglingPending(txn, core.engine, queueName, id, ids.length)) {
-      core.log.warn(
-        { jobId: id, queue: queueName },
-        `queue "${core.name}": job ${id} of queue "${queueName}" was listed pending without a stored record; its entry was dropped`,
-      );
-      damaged = true;
-    }
-    if (r === undefined || r.state !== "pending") continue;
+    if (r.state !== "pending") continue;
     // After a restart the windows start from what the previous owner made durable.
     seedRateWindows(txn, core.leases.windows, limits, r.headers, now);
     const a = admit(core.leases.slots, core.leases.windows, limits, r.headers, now);
@@ -225,6 +216,32 @@ function claimPending(
     claimed.push([next, core.leases.add(next.id, queueName, now + lease, next.cancelRequested === true, a.slots)]);
   }
   return damaged;
+}
+
+/**
+ * Clears the pending entry of job `id` whose record is damaged (`r`: set
+ * aside as dead in `txn`, told to `aside`) or gone (`undefined`: the entry
+ * dropped, and logged), as a claim passes such an entry; `scanned`
+ * bounds the index entries looked through. Whether it was cleared.
+ */
+function clearBrokenPending(
+  core: QueueCore,
+  txn: Txn,
+  ctx: TransitionContext,
+  queue: string,
+  id: string,
+  r: DamagedRecord | undefined,
+  scanned: number,
+  aside: (e: DeadLetteredEvent) => void,
+): boolean {
+  if (r !== undefined) {
+    const e = setAsidePending(txn, core.engine, ctx, queue, r, scanned);
+    if (e !== undefined) aside(e);
+    return e !== undefined;
+  }
+  if (!dropDanglingPending(txn, core.engine, queue, id, scanned)) return false;
+  core.log.warn({ jobId: id, queue }, `queue "${core.name}": job ${id} of queue "${queue}" was listed pending without a stored record; its entry was dropped`);
+  return true;
 }
 
 /**
@@ -583,18 +600,8 @@ function pendingAhead(
     const known = headsChecked.get(core);
     if (bytes !== undefined && known !== undefined && known.id === id && known.queue === queue && bytesEqual(known.bytes, bytes)) return true;
     const r = bytes === undefined ? undefined : indexedJobOf(recordKey, bytes, id, queue);
-    if (r instanceof DamagedRecord) {
-      const e = setAsidePending(txn, core.engine, ctx, queue, r, CHAIN_AHEAD_CHECKS);
-      if (e === undefined) return true;
-      aside(e);
-      continue;
-    }
-    if (r === undefined) {
-      if (!dropDanglingPending(txn, core.engine, queue, id, CHAIN_AHEAD_CHECKS)) return true;
-      core.log.warn(
-        { jobId: id, queue },
-        `queue "${core.name}": job ${id} of queue "${queue}" was listed pending without a stored record; its entry was dropped`,
-      );
+    if (r === undefined || r instanceof DamagedRecord) {
+      if (!clearBrokenPending(core, txn, ctx, queue, id, r, CHAIN_AHEAD_CHECKS, aside)) return true;
       continue;
     }
     // A record no longer pending: its entry is stale, and a claim passes over it too.
