@@ -766,35 +766,35 @@ export function scheduleInfoOf(r: ScheduleRecord, times: CronTimes, nowMs: numbe
   };
 }
 
-/** The id of every schedule of step queue `q`, a page at a time, without reading its record. */
-async function* scheduleIds(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string): AsyncIterable<string> {
+type KvScanner = { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> };
+
+/** The stored entry of every schedule of step queue `q`, by id, a page at a time. */
+async function* scheduleEntries(kv: KvScanner, q: string): AsyncIterable<{ readonly id: string; readonly key: string; readonly value: Uint8Array }> {
   const prefix = schedulesPrefix(q);
   let after: string | undefined;
   for (;;) {
     const page = await kv.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
-    for (const e of page.entries) yield e.key.slice(prefix.length);
+    for (const e of page.entries) yield { id: e.key.slice(prefix.length), key: e.key, value: e.value };
     if (page.nextCursor === undefined) return;
     after = page.nextCursor;
   }
 }
 
+/** The id of every schedule of step queue `q`, without decoding its record. */
+async function* scheduleIds(kv: KvScanner, q: string): AsyncIterable<string> {
+  for await (const e of scheduleEntries(kv, q)) yield e.id;
+}
+
 /** Every schedule record of step queue `q`, by id, a page at a time. */
-export async function* scheduleRecords(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string): AsyncIterable<ScheduleRecord> {
-  const prefix = schedulesPrefix(q);
-  let after: string | undefined;
-  for (;;) {
-    const page = await kv.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
-    for (const e of page.entries) yield decodeScheduleRecord(e.value, e.key);
-    if (page.nextCursor === undefined) return;
-    after = page.nextCursor;
-  }
+export async function* scheduleRecords(kv: KvScanner, q: string): AsyncIterable<ScheduleRecord> {
+  for await (const e of scheduleEntries(kv, q)) yield decodeScheduleRecord(e.value, e.key);
 }
 
 /**
  * The schedules of step queue `q` as `list` reports them, from any KV
  * reader (a `QueueReader` in another process too).
  */
-export async function readSchedules(kv: { kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage> }, q: string, nowMs: number): Promise<ScheduleInfo[]> {
+export async function readSchedules(kv: KvScanner, q: string, nowMs: number): Promise<ScheduleInfo[]> {
   const out: ScheduleInfo[] = [];
   for await (const r of scheduleRecords(kv, q)) out.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
   return out;
