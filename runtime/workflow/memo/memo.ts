@@ -21,6 +21,7 @@ import { isStoreFault, retryStore } from "../store-retry.js";
 import { forEachBounded } from "../bounded.js";
 import { OutcomeCache } from "./outcome-cache.js";
 import { RunId } from "../runs/run-id.js";
+import { isCount } from "../../value-ranges.js";
 
 /** Object deletes in flight at once when a run's memo entries are cleared. */
 export const CLEAR_CONCURRENCY = 16;
@@ -204,7 +205,7 @@ function checkRunIdArg(runId: unknown): string {
 
 /** A memo store's step number: a whole number from 0, as a run's steps are numbered. */
 function checkStepArg(step: unknown): number {
-  if (typeof step === "number" && Number.isSafeInteger(step) && step >= 0) return step;
+  if (isCount(step)) return step;
   throw new ValidationError(`a memo's step must be a run's step number (a whole number from 0), got ${describeValue(step)}`);
 }
 
