@@ -7,8 +7,9 @@
  * schedule with a step priority of -1 (what a definition check of an
  * earlier version took). Each command that meets one answers an error
  * naming the run or schedule, lists the healthy items beside it, and
- * exits; the damaged schedule is removed with `taquba schedules remove`
- * and upserted again.
+ * exits; the dashboard's pages (in the headless browser) name each
+ * damaged run and group below the healthy ones; the damaged schedule is
+ * removed with `taquba schedules remove` and upserted again.
  */
 import { pack, unpack } from "msgpackr";
 import { pathToFileURL } from "node:url";
@@ -34,8 +35,11 @@ import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
+import { findBrowser, launchBrowser } from "../support/browser.js";
+import { waitText } from "./dashboard-page.js";
 
 const tempDir = useTempDirs("taquba-damaged-cli-");
+const browserFound = findBrowser();
 const Q = "workflow-steps";
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -120,7 +124,36 @@ async function ownerWithDamage(store: ObjectStore): Promise<Owner> {
   return { queue, runtime, inbox, logged };
 }
 
-async function scenario(store: ObjectStore, url: string): Promise<void> {
+/** The dashboard's pages in the headless browser: the healthy items listed, each damaged one named with its reason; a damaged run's page says what is wrong. */
+async function checkPages(address: string): Promise<void> {
+  const browser = await launchBrowser((browserFound as { path: string }).path);
+  try {
+    const page = await browser.browser.newPage();
+    await page.goto(`${address}#/runs`);
+    await waitText(page, "main", "ok-ended");
+    await waitText(page, "#unreadable", "3 runs could not be read");
+    for (const [id, says] of [
+      ["bad-run", "step priority of -1"],
+      ["bad-pointer", "holds step -1"],
+      ["bad-end", "final step of -1"],
+    ] as const) {
+      await waitText(page, `[data-unreadable="${id}"]`, says);
+    }
+    await page.goto(`${address}#/run/bad-pointer`);
+    await waitText(page, "#page-error", "holds step -1");
+    await page.goto(`${address}#/groups`);
+    await waitText(page, "[data-unreadable=batch]", "end time of -1");
+    await page.goto(`${address}#/waiting`);
+    await waitText(page, "main", "wait-ok-key");
+    // The server answered every page: the runs page loads again.
+    await page.goto(`${address}#/runs`);
+    await waitText(page, "main", "ok-active");
+  } finally {
+    await browser.close();
+  }
+}
+
+async function scenario(store: ObjectStore, url: string, withBrowser = false): Promise<void> {
   const owner = await ownerWithDamage(store);
   const cli = async (words: string, ...rest: string[]) => {
     const t = capture();
@@ -244,6 +277,7 @@ async function scenario(store: ObjectStore, url: string): Promise<void> {
     expect((await get("/api/dead")).status).toBe(200);
     // The server still answers after every error.
     expect((await get("/api/info")).status).toBe(200);
+    if (withBrowser) await checkPages(dashboard.url);
   } finally {
     await dashboard.close();
     await session.close();
@@ -267,7 +301,7 @@ describe("the operator tools over records holding numbers out of their range", (
     "on a directory store",
     async () => {
       const dir = await tempDir();
-      await scenario(new LocalStore(dir), pathToFileURL(dir).href);
+      await scenario(new LocalStore(dir), pathToFileURL(dir).href, !("missing" in browserFound));
     },
     SCENARIO_MS,
   );
