@@ -169,6 +169,11 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
   for (const id of ["ok-ended", "ok-active", "wait-ok"]) expect(ids).toContain(id);
   expect(page.unreadable.map((u) => u.runId).sort()).toEqual(["bad-end", "bad-pointer", "bad-run"]);
   for (const r of page.runs) expect(r.step, r.runId).toBeGreaterThanOrEqual(0);
+  for (const u of page.unreadable) {
+    expect(u.reason).toContain(`run "${u.runId}": its `);
+    expect(u.reason).not.toContain("workflow/");
+    expect(u.reason).not.toContain("remove the store's data");
+  }
   const table = await cli("runs list");
   expect(table.code).toBe(EXIT.ok);
   expect(table.out).toContain("ok-active");
@@ -186,7 +191,9 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
     expect(shown.code, id).toBe(EXIT.failed);
     expect(shown.err).toContain(id);
     expect(shown.err).toMatch(says);
-    expect(shown.err).toMatch(/restore it from a backup/);
+    expect(shown.err).toContain(`run "${id}": its `);
+    expect(shown.err).toMatch(/is damaged \(.*\); restore the store from a backup to mend it; the other runs are not affected/);
+    expect(shown.err).not.toContain("workflow/");
   }
   expect((await cli("runs show", "ok-ended")).code).toBe(EXIT.ok);
 
@@ -203,7 +210,7 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
   const groupPage = JSON.parse(groups.out) as { groups: { groupId: string }[]; unreadable: { groupId: string; reason: string }[] };
   expect(groupPage.groups).toEqual([]);
   expect(groupPage.unreadable.map((u) => u.groupId)).toEqual(["batch"]);
-  expect(groupPage.unreadable[0]!.reason).toMatch(/group "batch" could not be counted: .*end time of -1/);
+  expect(groupPage.unreadable[0]!.reason).toMatch(/group "batch" could not be counted: member "a" of a run group: its record is damaged \(.*end time of -1/);
   const groupTable = await cli("groups list");
   expect(groupTable.code).toBe(EXIT.ok);
   expect(groupTable.err).toMatch(/group "batch" could not be counted/);
@@ -218,8 +225,12 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
   // Writes through the owner: cancelling the damaged run is refused with its error; the healthy run is cancelled.
   const cancelBad = await cli("runs cancel", "bad-pointer");
   expect(cancelBad.code).toBe(EXIT.failed);
-  expect(cancelBad.err).toMatch(/bad-pointer.*holds step -1/);
+  expect(cancelBad.err).toMatch(/run "bad-pointer": its step pointer is damaged \(step pointer holds step -1/);
   expect((await cli("runs cancel", "ok-active")).code).toBe(EXIT.ok);
+  // A signal to the damaged wait is refused naming the wait; one to the healthy wait is delivered.
+  const signalBad = await cli("signal", "wait-bad-key", "--json", "{}");
+  expect(signalBad.code).toBe(EXIT.failed);
+  expect(signalBad.err).toMatch(/^the wait for signal "wait-bad-key" is damaged \(signal wait record lacks its job, run or step/);
 
   // Schedules: the healthy one listed, the damaged one reported by id, with its priority and the way out.
   const schedules = await cli("schedules list");
@@ -238,7 +249,8 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
   // A command on the damaged schedule names it and writes nothing; one on the healthy schedule is applied.
   const pauseBad = await cli("schedules pause", "legacy");
   expect(pauseBad.code).toBe(EXIT.failed);
-  expect(pauseBad.err).toMatch(/schedule "legacy" has a step priority of -1/);
+  expect(pauseBad.err).toMatch(/^schedule "legacy": its record is damaged \(the record of schedule "legacy" has a step priority of -1/);
+  expect(pauseBad.err).toContain("taquba schedules remove");
   expect((await cli("schedules pause", "nightly")).code).toBe(EXIT.ok);
   expect((await owner.runtime.schedules.get("nightly"))?.paused).toBe(true);
 
@@ -268,6 +280,7 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
       expect(r.status, id).toBe(500);
       expect((r.body["error"] as { message: string; code: string }).message).toMatch(says);
       expect((r.body["error"] as { code: string }).code).toBe("STORE_CORRUPTED");
+      expect((r.body["error"] as { message: string }).message).toContain(`run "${id}": its `);
     }
     expect((await get("/api/runs/ok-ended")).status).toBe(200);
     expect((await get("/api/waiting")).status).toBe(200);
@@ -282,6 +295,8 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
     await dashboard.close();
     await session.close();
   }
+
+  expect((await cli("signal", "wait-ok-key", "--json", "{}")).code).toBe(EXIT.ok);
 
   // The way out: `taquba schedules remove` deletes the damaged record without reading it; upserted again, it lists and ticks.
   const removed = await cli("schedules remove", "legacy");
