@@ -5,6 +5,7 @@
  * range (NaN, negative, fractional where whole, past 2^53) is damage no
  * writer made, and is refused as such instead of acted on.
  */
+import { MAX_DELAY_MS } from "./time-bounds.js";
 
 /**
  * Whether `v` is a time a record or an index key stores: milliseconds since
@@ -24,4 +25,17 @@ export function isCount(v: unknown): v is number {
 /** Whether `v` is a limit a record stores (most attempts): a whole number from 1 up that a number holds exactly. */
 export function isPositiveCount(v: unknown): v is number {
   return Number.isSafeInteger(v) && (v as number) >= 1;
+}
+
+/** Whether `v` is a delay or timeout a record stores (a step's `after` delay, a signal wait's timeout): ms from 0 to `MAX_DELAY_MS` (10 years), fractions kept. */
+export function isStoredDelay(v: unknown): v is number {
+  return typeof v === "number" && v >= 0 && v <= MAX_DELAY_MS;
+}
+
+/** The longest debounce window: a day, in ms. */
+export const MAX_DEBOUNCE_MS = 86_400_000;
+
+/** Whether `v` is a debounce window (`periodMs`): whole ms from 1 to a day. */
+export function isDebouncePeriod(v: unknown): v is number {
+  return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= MAX_DEBOUNCE_MS;
 }

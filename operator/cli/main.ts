@@ -6,7 +6,8 @@
  * beside a live owner and needs no server. Exit codes: exit-codes.ts.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { TaqubaError } from "../../runtime/errors.js";
+import { StoreCorruptedError, TaqubaError } from "../../runtime/errors.js";
+import { damageText, withDamageText } from "../inspect/damage-text.js";
 import { DEFAULT_STEP_QUEUE } from "../../runtime/workflow/runs/workflow-view.js";
 import { RedriveRefusedError } from "../inspect/operations.js";
 import { COMMANDS } from "./commands/index.js";
@@ -85,7 +86,8 @@ function parseConfig(c: Command): ParseArgsConfig["options"] {
 
 /** The exit code and the line to print for an error a command threw. */
 export function describeError(e: unknown): { code: number; message: string } {
-  const message = clean(e instanceof Error ? e.message : String(e));
+  const damage = e instanceof StoreCorruptedError ? damageText(e.objectKey, e.detail) : undefined;
+  const message = clean(damage ?? withDamageText(e instanceof Error ? e.message : String(e)));
   if (e instanceof UsageError) return { code: EXIT.usage, message };
   if (e instanceof NoSuchStoreError) return { code: EXIT.notFound, message };
   if (e instanceof RedriveRefusedError) return { code: e.reason === "not_found" ? EXIT.notFound : EXIT.refused, message };

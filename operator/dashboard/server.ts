@@ -15,7 +15,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { TaqubaError, ValidationError } from "../../runtime/errors.js";
+import { StoreCorruptedError, TaqubaError, ValidationError } from "../../runtime/errors.js";
+import { damageText, withDamageText } from "../inspect/damage-text.js";
 import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
@@ -368,7 +369,8 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
         return;
       }
       const status = statusOf(e);
-      const message = e instanceof Error ? e.message : String(e);
+      const damage = e instanceof StoreCorruptedError ? damageText(e.objectKey, e.detail) : undefined;
+      const message = damage ?? withDamageText(e instanceof Error ? e.message : String(e));
       sendJson(res, status, { error: { message, ...(e instanceof TaqubaError ? { code: e.code } : {}) } });
     });
   });

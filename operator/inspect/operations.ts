@@ -18,6 +18,7 @@ import type { RetryOutcome, RetryRunOptions, SignalOutcome } from "../../runtime
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { readGroupSummary, readGroupSummaryOver, type GroupSummary } from "./group-summary.js";
+import { withDamageText } from "./damage-text.js";
 import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
@@ -65,6 +66,11 @@ export class RedriveRefusedError extends Error {
   ) {
     super(message);
   }
+}
+
+/** `page` with each unreadable run's reason in the operator's terms (see damage-text.ts). */
+function damageInTerms(page: RunPage): RunPage {
+  return page.unreadable === undefined ? page : { ...page, unreadable: page.unreadable.map((u) => ({ ...u, reason: withDamageText(u.reason) })) };
 }
 
 /** What the operations read and write through. */
@@ -150,14 +156,14 @@ export class Operations {
   }
 
   async runs(opts: ListRunsOptions): Promise<RunPage> {
-    if ((await this.#sharded()) !== undefined) return (await this.#src.client()).listRuns(opts);
-    return (await this.#src.view()).listRuns(opts);
+    if ((await this.#sharded()) !== undefined) return damageInTerms(await (await this.#src.client()).listRuns(opts));
+    return damageInTerms(await (await this.#src.view()).listRuns(opts));
   }
 
   /** Typed jobs by job name, as `JobRunner.listJobs` lists them. */
   async jobs(opts: ListJobRunsOptions): Promise<RunPage> {
-    if ((await this.#sharded()) !== undefined) return (await this.#src.client()).listJobs(opts);
-    return listJobRuns(await this.#src.view(), opts);
+    if ((await this.#sharded()) !== undefined) return damageInTerms(await (await this.#src.client()).listJobs(opts));
+    return damageInTerms(await listJobRuns(await this.#src.view(), opts));
   }
 
   /** Runs whose current step waits for a signal, with the key and deadline. */
@@ -179,8 +185,8 @@ export class Operations {
   }
 
   async groups(opts: ListGroupsOptions): Promise<GroupPage> {
-    if ((await this.#sharded()) !== undefined) return (await this.#src.client()).listGroups(opts);
-    return (await this.#src.view()).listGroups(opts);
+    const page = (await this.#sharded()) !== undefined ? await (await this.#src.client()).listGroups(opts) : await (await this.#src.view()).listGroups(opts);
+    return page.unreadable === undefined ? page : { ...page, unreadable: page.unreadable.map((u) => ({ ...u, reason: withDamageText(u.reason) })) };
   }
 
   /** A group's summary; on a sharded store its members are read from every shard (a shard no owner ever opened holds none). */

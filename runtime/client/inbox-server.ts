@@ -464,7 +464,7 @@ export class ClientInbox {
   }
 
   /**
-   * A command on a schedule. Pause, resume and backfill change nothing when
+   * A command on a schedule. Pause, resume, remove and backfill change nothing when
    * applied again (a backfill leaves a tick whose run exists alone); a
    * trigger's run id carries the request's time, so a replay names the
    * same run, and its mark keeps the first answer.
@@ -478,6 +478,9 @@ export class ClientInbox {
         return schedules.resume(r.scheduleId);
       case "trigger":
         return schedules.triggerMarked(r.scheduleId, mark, atMs);
+      case "remove":
+        // Deletes the record without reading it, so a damaged one can be removed; a replay answers false.
+        return schedules.remove(r.scheduleId);
       case "backfill":
         // A part at a time when the client asks so: no request holds the inbox for a whole long range.
         return r.maxTicks === undefined

@@ -50,7 +50,7 @@ export type InboxRequest =
 
 /** A command on a schedule, applied by the owner of the schedule's (home) shard. */
 export type ScheduleRequest =
-  | { readonly op: "schedule"; readonly action: "pause" | "resume" | "trigger"; readonly scheduleId: string }
+  | { readonly op: "schedule"; readonly action: "pause" | "resume" | "trigger" | "remove"; readonly scheduleId: string }
   | {
       readonly op: "schedule";
       readonly action: "backfill";
@@ -291,8 +291,8 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
     case "schedule": {
       const scheduleId = str(m, "scheduleId");
       const action = m["action"];
-      if (action === "pause" || action === "resume" || action === "trigger") return { op: "schedule", action, scheduleId };
-      if (action !== "backfill") fail(`field "action" must be "pause", "resume", "trigger" or "backfill"`);
+      if (action === "pause" || action === "resume" || action === "trigger" || action === "remove") return { op: "schedule", action, scheduleId };
+      if (action !== "backfill") fail(`field "action" must be "pause", "resume", "trigger", "remove" or "backfill"`);
       const fromMs = optNumber(m, "fromMs");
       const toMs = optNumber(m, "toMs");
       if (fromMs === undefined || toMs === undefined) fail(`a backfill needs the numbers "fromMs" and "toMs"`);

@@ -98,8 +98,12 @@ export async function mergeGroupPages(
   const pages = await Promise.all(Array.from({ length: shards }, (_, i) => fetch(i, cursor)));
   const bound = lowest(pages.map((p) => (p.nextCursor === undefined ? undefined : groupPosition(p.nextCursor))));
   const bySuffix = new Map<string, GroupRow & { suffix: string }>();
+  // A group whose members a shard could not count is left out whole: the other shards' counts alone would be wrong.
+  const unreadable = pages.flatMap((p) => p.unreadable ?? []);
+  const damaged = new Set(unreadable.map((u) => u.groupId));
   for (const p of pages) {
     for (const g of p.groups) {
+      if (damaged.has(g.groupId)) continue;
       const suffix = indexSuffix(g.createdAtMs, groupTag(g.groupId));
       const had = bySuffix.get(suffix);
       bySuffix.set(suffix, had === undefined ? { ...g, suffix } : { ...had, members: addCounts(had.members, g.members) });
@@ -107,5 +111,9 @@ export async function mergeGroupPages(
   }
   const rows = [...bySuffix.values()].sort((a, b) => (a.suffix < b.suffix ? -1 : a.suffix > b.suffix ? 1 : 0));
   const { kept, next } = take(rows, limit, bound);
-  return { groups: kept.map(({ suffix: _, ...g }) => g), ...(next === undefined ? {} : { nextCursor: `g1.${next}` }) };
+  return {
+    groups: kept.map(({ suffix: _, ...g }) => g),
+    ...(next === undefined ? {} : { nextCursor: `g1.${next}` }),
+    ...(unreadable.length === 0 ? {} : { unreadable }),
+  };
 }

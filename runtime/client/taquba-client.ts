@@ -412,6 +412,15 @@ export class TaqubaClient {
     return (await this.#scheduleRequest({ op: "schedule", action: "resume", scheduleId: checkScheduleId(scheduleId) })) as ScheduleInfo;
   }
 
+  /**
+   * Removes schedule `scheduleId` (see `Schedules.remove`): true when there
+   * was one. Its record is deleted without being read, so this is also the
+   * way out for a schedule whose record is damaged.
+   */
+  async removeSchedule(scheduleId: string): Promise<boolean> {
+    return (await this.#scheduleRequest({ op: "schedule", action: "remove", scheduleId: checkScheduleId(scheduleId) })) as boolean;
+  }
+
   /** Starts one run of schedule `scheduleId` now (see `Schedules.trigger`); a retried request starts it once. */
   async triggerSchedule(scheduleId: string): Promise<ScheduleFire> {
     return (await this.#scheduleRequest({ op: "schedule", action: "trigger", scheduleId: checkScheduleId(scheduleId) })) as ScheduleFire;

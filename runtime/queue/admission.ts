@@ -11,6 +11,7 @@
  * A slot is released when its lease goes: settled, released, reaped.
  */
 import { ValidationError } from "../errors.js";
+import { isDebouncePeriod, MAX_DEBOUNCE_MS } from "../value-ranges.js";
 import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../option-values.js";
 
 /** Per-queue concurrency limit (`QueueConfig.concurrency`). */
@@ -55,11 +56,11 @@ const RATE_LIMIT_FIELDS = optionFields<RateLimitConfig>({ limit: true, periodMs:
 const DEBOUNCE_FIELDS = optionFields<DebounceConfig>({ periodMs: true, key: true });
 
 /** Longest debounce window: a day. */
-export const MAX_DEBOUNCE_MS = 86_400_000;
+export { MAX_DEBOUNCE_MS } from "../value-ranges.js";
 
 /** Checks a debounce period; throws `ValidationError` naming `what`. */
 export function validateDebouncePeriod(what: string, periodMs: unknown): asserts periodMs is number {
-  if (typeof periodMs !== "number" || !Number.isInteger(periodMs) || periodMs < 1 || periodMs > MAX_DEBOUNCE_MS) {
+  if (!isDebouncePeriod(periodMs)) {
     throw new ValidationError(`${what} must be an integer from 1 to ${MAX_DEBOUNCE_MS} (a day), got ${describeValue(periodMs)}`);
   }
 }

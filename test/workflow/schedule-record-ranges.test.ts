@@ -6,11 +6,15 @@
  * definition's check refuses the same values with the same functions:
  * before, a schedule took a step priority of -1 (every tick's submission
  * then failed at its enqueue) and a stored jitter of -5 or a NaN tick time
- * was read as it was.
+ * was read as it was. Also a stored debounce window and a replay record's
+ * delays (an `after` trigger's delay, a signal trigger's timeout), which
+ * were checked only for being finite numbers.
  */
 import { pack, unpack } from "msgpackr";
 import { describe, expect, it } from "vitest";
-import { StoreCorruptedError, ValidationError } from "taquba";
+import { MAX_DELAY_MS, StoreCorruptedError, Trigger, ValidationError } from "taquba";
+import { decodeReplayRecord } from "../../runtime/workflow/records/records.js";
+import { isStoredDelay } from "../../runtime/value-ranges.js";
 import {
   checkScheduleSpec,
   decodeScheduleRecord,
@@ -24,7 +28,11 @@ const NO_TIME = [Number.NaN, Number.POSITIVE_INFINITY, -1, 1e300, 2 ** 53];
 
 function record(): ScheduleRecord {
   const def = checkScheduleSpec(
-    readScheduleSpec({ id: "s", cron: "* * * * *", run: { input: new Uint8Array([1]), options: { priority: 2, maxAttemptsPerStep: 3 } } }),
+    readScheduleSpec({
+      id: "s",
+      cron: "* * * * *",
+      run: { input: new Uint8Array([1]), options: { priority: 2, maxAttemptsPerStep: 3, debounce: { key: "k", periodMs: 1000 } } },
+    }),
   );
   return {
     ...def,
@@ -61,6 +69,11 @@ describe("schedule record numbers outside their range", () => {
     [["jitterMs"], [Number.NaN, -5, 0.5, 86_400_001], [0, 86_400_000]],
     [["priority"], [Number.NaN, -1, 1.5, 2 ** 32], [0, 2 ** 32 - 1]],
     [["maxAttemptsPerStep"], [Number.NaN, 0, -1, 1.5], [1, 9]],
+    [
+      ["debounce", "periodMs"],
+      [Number.NaN, Number.POSITIVE_INFINITY, 0, -1, 1.5, 86_400_001],
+      [1, 86_400_000],
+    ],
   ])("%s is refused as damage naming the schedule's key, and read at the edges of its range", (path, bad, good) => {
     for (const v of bad) {
       let err: unknown;
@@ -76,6 +89,32 @@ describe("schedule record numbers outside their range", () => {
     for (const v of good) expect(() => decodeScheduleRecord(withValue(path, v), "k"), `${path.join(".")} = ${v}`).not.toThrow();
   });
 
+  it("a step priority of -1 (what an earlier definition check took) is named with its schedule, its range and the way out", () => {
+    let err: unknown;
+    try {
+      decodeScheduleRecord(withValue(["priority"], -1), "workflow/schedules/q/nightly");
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(StoreCorruptedError);
+    const message = (err as Error).message;
+    expect(message).toContain('the record of schedule "nightly" has a step priority of -1, outside its range (a whole number from 0 to 4294967295');
+    expect(message).toContain('remove it with schedules.remove("nightly")');
+    expect(message).toContain("upsert it again");
+  });
+
+  it("a definition's debounce window is refused by the same check the record's read uses", () => {
+    for (const periodMs of [0, -1, 1.5, 86_400_001, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(
+        () =>
+          checkScheduleSpec(
+            readScheduleSpec({ id: "s", cron: "* * * * *", run: { input: new Uint8Array([1]), options: { debounce: { key: "k", periodMs } } } }),
+          ),
+        String(periodMs),
+      ).toThrow(/debounce\.periodMs must be an integer from 1 to 86400000/);
+    }
+  });
+
   it("a definition's step priority and jitter are refused by the same checks", () => {
     const define = (options: Record<string, unknown>, jitterMs?: number) => () =>
       checkScheduleSpec(readScheduleSpec({ id: "s", cron: "* * * * *", jitterMs, run: { input: new Uint8Array([1]), options } }));
@@ -85,5 +124,43 @@ describe("schedule record numbers outside their range", () => {
     }
     for (const j of [-5, 0.5, 86_400_001]) expect(define({}, j), String(j)).toThrow(/jitterMs must be an integer from 0 to 86400000/);
     expect(define({ priority: 0 }, 86_400_000)).not.toThrow();
+  });
+});
+
+describe("replay record delays outside their range", () => {
+  const replay = (when: Record<string, unknown>) =>
+    new Uint8Array(pack({ storedAtMs: T0, outcome: { kind: "continue", payload: new Uint8Array([1]), when }, effects: { puts: [], deletes: [] } }));
+
+  it.each([
+    ["an after trigger's delay", (v: number) => ({ kind: "after", delayMs: v }), /after trigger whose delay .* is not ms from 0 to 315360000000/],
+    [
+      "a signal trigger's timeout",
+      (v: number) => ({ kind: "onSignal", correlationKey: "k", timeoutMs: v }),
+      /signal trigger whose timeout .* is not ms from 0 to 315360000000/,
+    ],
+  ])("%s is refused as damage naming the record, and read at the edges of its range", (_what, when, says) => {
+    for (const v of [Number.NaN, Number.POSITIVE_INFINITY, -1, MAX_DELAY_MS + 1, 1e30]) {
+      let err: unknown;
+      try {
+        decodeReplayRecord(replay(when(v)), "the-key");
+      } catch (e) {
+        err = e;
+      }
+      expect(err, String(v)).toBeInstanceOf(StoreCorruptedError);
+      expect((err as StoreCorruptedError).objectKey).toBe("the-key");
+      expect((err as Error).message, String(v)).toMatch(says);
+    }
+    for (const v of [0, 0.5, MAX_DELAY_MS]) expect(() => decodeReplayRecord(replay(when(v)), "k"), String(v)).not.toThrow();
+  });
+
+  it("the delays a step may return are the ones a replay record's read takes", () => {
+    for (const v of [0, 0.5, MAX_DELAY_MS]) {
+      expect(() => Trigger.after(v)).not.toThrow();
+      expect(isStoredDelay(v)).toBe(true);
+    }
+    for (const v of [-1, MAX_DELAY_MS + 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => Trigger.after(v), String(v)).toThrow(ValidationError);
+      expect(isStoredDelay(v), String(v)).toBe(false);
+    }
   });
 });

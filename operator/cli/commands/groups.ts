@@ -44,6 +44,7 @@ const list: Command = {
           ]),
         ),
       );
+    for (const u of page.unreadable ?? []) io.err(clean(u.reason));
     if (page.nextCursor !== undefined) io.out(`\nmore: --cursor ${page.nextCursor}`);
     return EXIT.ok;
   },

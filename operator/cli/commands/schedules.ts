@@ -1,5 +1,5 @@
 /**
- * @module `taquba schedules list|pause|resume|trigger|backfill`: the cron
+ * @module `taquba schedules list|pause|resume|trigger|backfill|remove`: the cron
  * schedules of the owner's step queue with their next and last ticks, read
  * from its durable state, and the commands on one schedule, which the
  * owner applies (on a sharded store, the owner of the schedule's home
@@ -9,9 +9,9 @@
 import type { QueueReader } from "../../../runtime/queue/reader.js";
 import { shardOfSchedule } from "../../../runtime/client/shard-route.js";
 import { cronTimes } from "../../../runtime/workflow/schedules/cron-times.js";
-import { checkScheduleId } from "../../../runtime/workflow/schedules/schedule-record.js";
+import { checkScheduleId, DAMAGED_SCHEDULE_ADVICE } from "../../../runtime/workflow/schedules/schedule-record.js";
 import type { ScheduleFire, ScheduleInfo } from "../../../runtime/workflow/schedules/schedule-types.js";
-import { MAX_BACKFILL_TICKS, readSchedules } from "../../../runtime/workflow/schedules/schedules.js";
+import { MAX_BACKFILL_TICKS, readSchedules, type UnreadableSchedule } from "../../../runtime/workflow/schedules/schedules.js";
 import { MAX_INSTANT_MS } from "../../../runtime/time-bounds.js";
 import { ScheduleNotFoundError } from "../../../runtime/workflow/workflow-errors.js";
 import { EXIT } from "../exit-codes.js";
@@ -27,17 +27,20 @@ const iso = (ms: number | null) => (ms === null ? "-" : new Date(ms).toISOString
  * schedule is read from its home shard only (every shard whose owner
  * registered it holds a copy; only the home shard's copy ticks).
  */
-async function allSchedules(session: OperatorSession): Promise<ScheduleInfo[]> {
+async function allSchedules(session: OperatorSession): Promise<{ schedules: ScheduleInfo[]; unreadable: UnreadableSchedule[] }> {
   const shards = await session.shards();
   const q = session.options.stepQueue;
   if (shards === undefined) return readSchedules(await session.reader(), q, Date.now());
-  const out: ScheduleInfo[] = [];
+  const schedules: ScheduleInfo[] = [];
+  const unreadable: UnreadableSchedule[] = [];
   for (const [i, shard] of shards.entries()) {
     const reader = await readerOrNone(shard);
     if (reader === undefined) continue;
-    for (const s of await readSchedules(reader, q, Date.now())) if (shardOfSchedule(s.id, shards.length) === i) out.push(s);
+    const read = await readSchedules(reader, q, Date.now());
+    for (const s of read.schedules) if (shardOfSchedule(s.id, shards.length) === i) schedules.push(s);
+    for (const u of read.unreadable) if (shardOfSchedule(u.id, shards.length) === i) unreadable.push(u);
   }
-  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { schedules: schedules.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), unreadable };
 }
 
 /** A shard no owner ever opened has no schedules. */
@@ -50,15 +53,30 @@ async function readerOrNone(session: OperatorSession): Promise<QueueReader | und
   }
 }
 
-/** Schedule `id` as stored, or `ScheduleNotFoundError` (exit 3) before any request is written. */
-async function existing(session: OperatorSession, id: string): Promise<ScheduleInfo> {
+/**
+ * Schedule `id` as stored, or `ScheduleNotFoundError` (exit 3) before any
+ * request is written; its record's `StoreCorruptedError` when that is
+ * damaged (`readable: false` takes it as found, for `remove`).
+ */
+async function existing(session: OperatorSession, id: string): Promise<ScheduleInfo>;
+async function existing(session: OperatorSession, id: string, readable: false): Promise<ScheduleInfo | UnreadableSchedule>;
+async function existing(session: OperatorSession, id: string, readable = true): Promise<ScheduleInfo | UnreadableSchedule> {
   checkScheduleId(id);
   const shards = await session.shards();
   const home = shards === undefined ? session : shards[shardOfSchedule(id, shards.length)]!;
   const reader = shards === undefined ? await session.reader() : await readerOrNone(home);
-  const found = reader === undefined ? undefined : (await readSchedules(reader, session.options.stepQueue, Date.now())).find((s) => s.id === id);
-  if (found === undefined) throw new ScheduleNotFoundError(id);
-  return found;
+  const read = reader === undefined ? undefined : await readSchedules(reader, session.options.stepQueue, Date.now());
+  const found = read?.schedules.find((s) => s.id === id);
+  if (found !== undefined) return found;
+  const damaged = read?.unreadable.find((u) => u.id === id);
+  if (damaged !== undefined && !readable) return damaged;
+  if (damaged !== undefined) throw damaged.error;
+  throw new ScheduleNotFoundError(id);
+}
+
+/** What is wrong with a damaged schedule and the way out, in the operator's terms (no stored key). */
+function unreadableText(u: UnreadableSchedule): string {
+  return `schedule ${clean(u.id)} could not be read: ${clean(u.error.detail)}; ${DAMAGED_SCHEDULE_ADVICE(u.id)}`;
 }
 
 const list: Command = {
@@ -67,13 +85,14 @@ const list: Command = {
   arity: [0, 0],
   summary: "cron schedules of the step queue with their next and last ticks, policies and paused state",
   async run({ io, json, session }) {
-    const schedules = await allSchedules(session);
+    const { schedules, unreadable } = await allSchedules(session);
     if (json) {
-      io.out(toJson({ schedules }));
+      io.out(toJson({ schedules, ...(unreadable.length === 0 ? {} : { unreadable: unreadable.map((u) => ({ id: u.id, reason: unreadableText(u) })) }) }));
       return EXIT.ok;
     }
+    for (const u of unreadable) io.err(unreadableText(u));
     if (schedules.length === 0) {
-      io.out(`no schedules on step queue "${session.options.stepQueue}"`);
+      io.out(`no ${unreadable.length === 0 ? "" : "other "}schedules on step queue "${session.options.stepQueue}"`);
       return EXIT.ok;
     }
     const rows = schedules.map((s) => [
@@ -125,6 +144,22 @@ const resume: Command = {
     await existing(session, id);
     printInfo(io, json, await (await session.client()).resumeSchedule(id), "resumed");
     return EXIT.ok;
+  },
+};
+
+const remove: Command = {
+  path: ["schedules", "remove"],
+  operands: "<scheduleId>",
+  arity: [1, 1],
+  summary: "delete the schedule (runs it started are left alone); also removes a schedule whose record is damaged",
+  async run({ io, json, session, operands }) {
+    const id = operands[0]!;
+    await existing(session, id, false);
+    const removed = await (await session.client()).removeSchedule(id);
+    if (json) io.out(toJson({ scheduleId: id, removed }));
+    else if (removed) io.out(`schedule ${clean(id)} removed; upsert it again to have it tick`);
+    else io.err(`schedule ${clean(id)} was removed before this request reached the owner`);
+    return removed ? EXIT.ok : EXIT.refused;
   },
 };
 
@@ -206,4 +241,4 @@ function printFires(io: OperatorIo, json: boolean, id: string, fires: readonly S
   io.out(`schedule ${clean(id)}: ${started} runs started, ${fires.length - started} already started before`);
 }
 
-export const scheduleCommands: readonly Command[] = [list, pause, resume, trigger, backfill];
+export const scheduleCommands: readonly Command[] = [list, pause, resume, trigger, backfill, remove];

@@ -244,9 +244,20 @@ async function runs(params) {
     h("h1", {}, "Runs"),
     form,
     table(["run", "workflow", "state", "step", "attempt", "submitted", "updated", "error / wait"], runRows(page.runs), [4]),
-    page.unreadable?.length ? h("p", { class: "error" }, `${page.unreadable.length} runs could not be read`) : null,
+    unreadableList(page.unreadable, "runs", (u) => u.runId),
     h("div", { class: "toolbar" }, cursor ? h("button", { onclick: () => go({ state, workflow }) }, "First page") : null, more),
   ];
+}
+
+// Items a listing could not read (a damaged record): each named with the reason, below the ones it could.
+function unreadableList(items, what, idOf) {
+  if (!items?.length) return null;
+  return h(
+    "div",
+    { class: "error", id: "unreadable" },
+    h("p", {}, `${items.length} ${what} could not be read:`),
+    h("ul", {}, ...items.map((u) => h("li", { "data-unreadable": idOf(u) }, h("span", { class: "mono" }, idOf(u)), `: ${u.reason}`))),
+  );
 }
 
 function timelineText(e) {
@@ -387,7 +398,11 @@ async function waiting() {
       h("td", {}, r.signal ? signalForm(r.signal.key) : null),
     ),
   );
-  return [h("h1", {}, "Waiting for a signal"), table(["run", "workflow", "signal key", "deadline", "send"], rows)];
+  return [
+    h("h1", {}, "Waiting for a signal"),
+    table(["run", "workflow", "signal key", "deadline", "send"], rows),
+    unreadableList(page.unreadable, "runs", (u) => u.runId),
+  ];
 }
 
 async function dead(params) {
@@ -460,7 +475,11 @@ async function groups() {
       ...["total", "active", "succeeded", "failed", "cancelled"].map((k) => h("td", { class: "num" }, String(g.members[k]))),
     ),
   );
-  return [h("h1", {}, "Run groups"), table(["group", "created", "members", "active", "succeeded", "failed", "cancelled"], rows, [2, 3, 4, 5, 6])];
+  return [
+    h("h1", {}, "Run groups"),
+    table(["group", "created", "members", "active", "succeeded", "failed", "cancelled"], rows, [2, 3, 4, 5, 6]),
+    unreadableList(page.unreadable, "groups", (u) => u.groupId),
+  ];
 }
 
 async function group(id) {

@@ -12,7 +12,7 @@ import { decodeGroupMember, decodeMap } from "../records/records.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { groupMembersPrefix } from "../records/kv-keys.js";
 import { indexSuffix, INVERTED_TIME_MAX } from "../runs/run-index.js";
-import type { GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions } from "./group-listing.js";
+import type { GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions, UnreadableGroup } from "./group-listing.js";
 import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
 export const GROUP_INDEX_PREFIX = `${RESERVED_KV_PREFIX}group-index/`;
@@ -68,17 +68,29 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
   const prefix = groupIndexPrefix(q);
   const page = await reads.kvScan(prefix, { limit: limit + 1, ...(after === undefined ? {} : { after: prefix + after }) });
   const groups: GroupRow[] = [];
+  const unreadable: UnreadableGroup[] = [];
   let last: string | undefined;
   for (const e of page.entries.slice(0, limit)) {
     const suffix = e.key.slice(prefix.length);
     last = suffix;
     const m = SUFFIX_RE.exec(suffix);
     if (m === null) continue;
-    const groupId = decodeGroupIndexEntry(e.value, e.key);
-    groups.push({ groupId, createdAtMs: INVERTED_TIME_MAX - Number(m[1]), members: await countMembers(reads, q, m[2]!) });
+    let groupId = m[2]!;
+    // One damaged record leaves its own group out, named with the reason, and the others listed.
+    try {
+      groupId = decodeGroupIndexEntry(e.value, e.key);
+      groups.push({ groupId, createdAtMs: INVERTED_TIME_MAX - Number(m[1]), members: await countMembers(reads, q, m[2]!) });
+    } catch (err) {
+      if (!(err instanceof StoreCorruptedError)) throw err;
+      unreadable.push({ groupId, reason: `group ${JSON.stringify(groupId)} could not be counted: ${err.message}` });
+    }
   }
   const more = page.entries.length > limit;
-  return more && last !== undefined ? { groups, nextCursor: `g1.${last}` } : { groups };
+  return {
+    groups,
+    ...(more && last !== undefined ? { nextCursor: `g1.${last}` } : {}),
+    ...(unreadable.length === 0 ? {} : { unreadable }),
+  };
 }
 
 async function countMembers(reads: GroupReads, q: string, tag: string): Promise<GroupMemberCounts> {

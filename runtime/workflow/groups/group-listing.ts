@@ -29,9 +29,18 @@ export interface GroupRow {
   readonly members: GroupMemberCounts;
 }
 
+/** A group the listing could not count (a damaged member record or index entry); the other groups are still listed. */
+export interface UnreadableGroup {
+  /** The group's id, or its storage tag when its index entry is the damaged record. */
+  readonly groupId: string;
+  readonly reason: string;
+}
+
 /** One page of a group listing, newest group first. */
 export interface GroupPage {
   readonly groups: readonly GroupRow[];
   /** Pass as `cursor` for the next page; absent when the listing is done. */
   readonly nextCursor?: string;
+  /** Groups left out because a record of theirs could not be read; absent when none. */
+  readonly unreadable?: readonly UnreadableGroup[];
 }

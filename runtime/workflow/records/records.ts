@@ -14,7 +14,8 @@ import type { RunId } from "../runs/run-id.js";
 import type { StepOutcome } from "../steps/step-outcome.js";
 import { describeValue } from "../../option-values.js";
 import { ownFieldsIfPolluted, prototypeHoldsAny, setOwn } from "../../own-fields.js";
-import { isCount, isPositiveCount, isStoredTime } from "../../value-ranges.js";
+import { isCount, isPositiveCount, isStoredDelay, isStoredTime } from "../../value-ranges.js";
+import { MAX_DELAY_MS } from "../../time-bounds.js";
 import { isPriority, MAX_PRIORITY } from "../../queue/config.js";
 
 /** `workflow/runs/{runId}`: an active run. Deleted by the terminating settlement. */
@@ -606,8 +607,12 @@ function stepOutcomeProblem(o: unknown): string | undefined {
       const w = v.when as Record<string, unknown> | null;
       if (w === null || typeof w !== "object") return "has a continue outcome without a trigger";
       if (w.kind === "immediate") return undefined;
-      if (w.kind === "after") return isNum(w.delayMs) ? undefined : "has an after trigger without a delay";
-      if (w.kind === "onSignal") return isStr(w.correlationKey) && isNum(w.timeoutMs) ? undefined : "has a malformed signal trigger";
+      if (w.kind === "after")
+        return isStoredDelay(w.delayMs) ? undefined : `has an after trigger whose delay ${describeValue(w.delayMs)} is not ms from 0 to ${MAX_DELAY_MS}`;
+      if (w.kind === "onSignal") {
+        if (!isStr(w.correlationKey)) return "has a signal trigger without its correlation key";
+        return isStoredDelay(w.timeoutMs) ? undefined : `has a signal trigger whose timeout ${describeValue(w.timeoutMs)} is not ms from 0 to ${MAX_DELAY_MS}`;
+      }
       return "has an unknown trigger";
     }
     default:

@@ -6,7 +6,7 @@
 import type { RunDebounce, RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { validateDelay } from "../../time-bounds.js";
-import { isPositiveCount, isStoredTime } from "../../value-ranges.js";
+import { isDebouncePeriod, isPositiveCount, isStoredTime, MAX_DEBOUNCE_MS } from "../../value-ranges.js";
 import { isPriority, MAX_PRIORITY } from "../../queue/config.js";
 import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
 import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
@@ -229,6 +229,10 @@ const SCHEDULE_OPTIONAL: readonly (keyof ScheduleRecord & string)[] = [
   "lastTrigger",
 ];
 
+/** What to do about schedule `id`'s damaged record, for the message that names it. */
+export const DAMAGED_SCHEDULE_ADVICE = (id: string): string =>
+  `that schedule is stopped (the others tick): remove it with schedules.remove(${JSON.stringify(id)}) or \`taquba schedules remove\`, then upsert it again; or restore the record from a backup`;
+
 export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRecord {
   let v: unknown;
   try {
@@ -239,47 +243,53 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
   const r = v as Record<string, unknown> | null;
   // A field left out would read as the one Object.prototype holds, if it holds one: a flow rule or a debounce for every tick.
   if (r !== null && typeof r === "object") ownFieldsIfPolluted(r, SCHEDULE_OPTIONAL);
-  const str = (x: unknown) => typeof x === "string";
-  const num = (x: unknown) => typeof x === "number" && Number.isFinite(x);
-  const ok =
-    r !== null &&
-    typeof r === "object" &&
-    str(r.id) &&
-    str(r.cron) &&
-    str(r.timezone) &&
-    r.input instanceof Uint8Array &&
-    (r.computed === undefined || r.computed === true) &&
-    (r.lastFailure === undefined ||
-      (r.lastFailure !== null &&
-        typeof r.lastFailure === "object" &&
-        isStoredTime((r.lastFailure as { tickMs?: unknown }).tickMs) &&
-        str((r.lastFailure as { error?: unknown }).error))) &&
-    (r.lastTrigger === undefined ||
-      (r.lastTrigger !== null &&
-        typeof r.lastTrigger === "object" &&
-        isStoredTime((r.lastTrigger as { atMs?: unknown }).atMs) &&
-        isPositiveCount((r.lastTrigger as { count?: unknown }).count))) &&
-    r.headers !== null &&
-    typeof r.headers === "object" &&
-    OVERLAPS.includes(r.overlap as string) &&
-    catchUpProblem(r.catchUp) === undefined &&
-    isJitter(r.jitterMs) &&
-    (r.priority === undefined || isPriority(r.priority)) &&
-    (r.maxAttemptsPerStep === undefined || isPositiveCount(r.maxAttemptsPerStep)) &&
-    str(r.definitionSha256) &&
-    (r.flow === undefined || (r.flow !== null && typeof r.flow === "object" && str((r.flow as { rule?: unknown }).rule))) &&
-    (r.debounce === undefined ||
-      (r.debounce !== null &&
-        typeof r.debounce === "object" &&
-        str((r.debounce as { key?: unknown }).key) &&
-        num((r.debounce as { periodMs?: unknown }).periodMs))) &&
-    typeof r.paused === "boolean" &&
-    isStoredTime(r.lastTickMs) &&
-    typeof r.ticked === "boolean" &&
-    (r.lastRunId === null || str(r.lastRunId)) &&
-    (r.bufferedTickMs === null || isStoredTime(r.bufferedTickMs));
-  if (!ok) throw new StoreCorruptedError(key, "schedule record lacks or mistypes its fields, or holds a time, count, priority or jitter outside its range");
+  const problem = scheduleRecordProblem(r);
+  if (problem !== undefined) {
+    const id = key.slice(key.lastIndexOf("/") + 1);
+    throw new StoreCorruptedError(key, `the record of schedule ${JSON.stringify(id)} ${problem}`, DAMAGED_SCHEDULE_ADVICE(id));
+  }
   return r as unknown as ScheduleRecord;
+}
+
+const isStr = (x: unknown): x is string => typeof x === "string";
+const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object";
+const NO_TIME = "not a time in ms from 0 to 2^53-1";
+
+/** What is wrong with a decoded schedule record, in words that follow "the record of schedule X"; undefined when nothing is. */
+function scheduleRecordProblem(r: unknown): string | undefined {
+  if (!isObject(r)) return "is not a record";
+  if (!isStr(r.id) || !isStr(r.cron) || !isStr(r.timezone) || !isStr(r.definitionSha256)) return "lacks its id, cron, timezone or definition hash";
+  if (!(r.input instanceof Uint8Array) || (r.computed !== undefined && r.computed !== true)) return "lacks its input";
+  if (!isObject(r.headers)) return "lacks its headers";
+  if (!OVERLAPS.includes(r.overlap as string)) return `has an overlap policy of ${describeValue(r.overlap)}`;
+  if (catchUpProblem(r.catchUp) !== undefined) return `has a catch-up policy of ${describeValue(r.catchUp)}`;
+  if (!isJitter(r.jitterMs)) return `has a jitter of ${describeValue(r.jitterMs)}, outside its range (whole ms from 0 to ${MAX_JITTER_MS})`;
+  if (r.priority !== undefined && !isPriority(r.priority))
+    return `has a step priority of ${describeValue(r.priority)}, outside its range (a whole number from 0 to ${MAX_PRIORITY}; versions before the range checks took any integer)`;
+  if (r.maxAttemptsPerStep !== undefined && !isPositiveCount(r.maxAttemptsPerStep))
+    return `has a step attempt limit of ${describeValue(r.maxAttemptsPerStep)}, outside its range (a whole number from 1 up)`;
+  if (r.flow !== undefined && !(isObject(r.flow) && isStr(r.flow.rule))) return "has a malformed flow rule";
+  if (r.debounce !== undefined) {
+    if (!isObject(r.debounce) || !isStr(r.debounce.key)) return "has a malformed debounce";
+    if (!isDebouncePeriod(r.debounce.periodMs))
+      return `has a debounce window of ${describeValue(r.debounce.periodMs)}, outside its range (whole ms from 1 to ${MAX_DEBOUNCE_MS})`;
+  }
+  if (typeof r.paused !== "boolean" || typeof r.ticked !== "boolean") return "lacks its paused or ticked flag";
+  if (!isStoredTime(r.lastTickMs)) return `has a last tick time of ${describeValue(r.lastTickMs)}, outside its range (${NO_TIME})`;
+  if (r.lastRunId !== null && !isStr(r.lastRunId)) return "has a malformed last run id";
+  if (r.bufferedTickMs !== null && !isStoredTime(r.bufferedTickMs))
+    return `has a buffered tick time of ${describeValue(r.bufferedTickMs)}, outside its range (${NO_TIME})`;
+  if (r.lastFailure !== undefined) {
+    if (!isObject(r.lastFailure) || !isStr(r.lastFailure.error)) return "has a malformed last failure";
+    if (!isStoredTime(r.lastFailure.tickMs)) return `has a last failure's tick time of ${describeValue(r.lastFailure.tickMs)}, outside its range (${NO_TIME})`;
+  }
+  if (r.lastTrigger !== undefined) {
+    if (!isObject(r.lastTrigger)) return "has a malformed last trigger";
+    if (!isStoredTime(r.lastTrigger.atMs)) return `has a last trigger time of ${describeValue(r.lastTrigger.atMs)}, outside its range (${NO_TIME})`;
+    if (!isPositiveCount(r.lastTrigger.count))
+      return `has a last trigger count of ${describeValue(r.lastTrigger.count)}, outside its range (a whole number from 1 up)`;
+  }
+  return undefined;
 }
 
 /** The run id of `schedule`'s tick at `tickMs`: the same in every process and after every restart. */

@@ -26,6 +26,7 @@ import {
   checkScheduleId,
   checkScheduleSpec,
   readScheduleSpec,
+  DAMAGED_SCHEDULE_ADVICE,
   decodeScheduleRecord,
   encodeScheduleRecord,
   scheduleKey,
@@ -790,14 +791,37 @@ export async function* scheduleRecords(kv: KvScanner, q: string): AsyncIterable<
   for await (const e of scheduleEntries(kv, q)) yield decodeScheduleRecord(e.value, e.key);
 }
 
+/** A schedule whose stored record could not be read, and why (a `StoreCorruptedError` naming it and the way out). */
+export interface UnreadableSchedule {
+  readonly id: string;
+  readonly error: StoreCorruptedError;
+}
+
 /**
  * The schedules of step queue `q` as `list` reports them, from any KV
- * reader (a `QueueReader` in another process too).
+ * reader (a `QueueReader` in another process too), and apart from them
+ * each schedule whose record is damaged: one such record does not hide
+ * the others (an operator's listing shows them beside it).
  */
-export async function readSchedules(kv: KvScanner, q: string, nowMs: number): Promise<ScheduleInfo[]> {
-  const out: ScheduleInfo[] = [];
-  for await (const r of scheduleRecords(kv, q)) out.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
-  return out;
+export async function readSchedules(kv: KvScanner, q: string, nowMs: number): Promise<{ schedules: ScheduleInfo[]; unreadable: UnreadableSchedule[] }> {
+  const schedules: ScheduleInfo[] = [];
+  const unreadable: UnreadableSchedule[] = [];
+  for await (const e of scheduleEntries(kv, q)) {
+    try {
+      const r = decodeScheduleRecord(e.value, e.key);
+      schedules.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));
+    } catch (err) {
+      if (err instanceof StoreCorruptedError) unreadable.push({ id: e.id, error: err });
+      // A cron or time zone no definition check lets through (a record written by hand, or damaged in its text).
+      else if (err instanceof ValidationError)
+        unreadable.push({
+          id: e.id,
+          error: new StoreCorruptedError(e.key, `the record of schedule ${JSON.stringify(e.id)} holds ${err.message}`, DAMAGED_SCHEDULE_ADVICE(e.id)),
+        });
+      else throw err;
+    }
+  }
+  return { schedules, unreadable };
 }
 
 /** Runs `fn` against another shard; its failure says the run's shard did not answer. */

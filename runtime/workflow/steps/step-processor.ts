@@ -18,7 +18,7 @@
  * terminates without its result record, and never fails because the store
  * hiccuped.
  */
-import { MAX_DELAY_MS } from "../../time-bounds.js";
+import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types.js";
@@ -61,18 +61,16 @@ type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boo
 /** What the history entry of the step being processed needs from every settlement path. */
 type StepTrace = HistoryTrace & { memoKeys: string[] };
 
-/** The same bounds as Trigger.after / onSignal: an outcome built by hand gets no looser check. */
-function validDelay(x: unknown): boolean {
-  return typeof x === "number" && Number.isFinite(x) && x >= 0 && x <= MAX_DELAY_MS;
-}
-
-/** Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. */
+/**
+ * Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. Delays get the
+ * bounds of Trigger.after / onSignal, which a replay record's read checks too: an outcome built by hand gets no looser check.
+ */
 function validTrigger(w: unknown): boolean {
   const t = w as { kind?: unknown; delayMs?: unknown; correlationKey?: unknown; timeoutMs?: unknown } | null;
   if (t === null || typeof t !== "object") return false;
   if (t.kind === "immediate") return true;
-  if (t.kind === "after") return validDelay(t.delayMs);
-  return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && validDelay(t.timeoutMs);
+  if (t.kind === "after") return isStoredDelay(t.delayMs);
+  return t.kind === "onSignal" && typeof t.correlationKey === "string" && t.correlationKey.length > 0 && isStoredDelay(t.timeoutMs);
 }
 
 function checkOutcome(o: unknown): StepOutcome {

@@ -1,0 +1,39 @@
+/**
+ * @module A damaged record's error put in the operator's terms: the run,
+ * signal wait, group member or schedule its key names, what is wrong and
+ * what to do, with no stored key; text naming no workflow record is left
+ * as it is.
+ */
+import { describe, expect, it } from "vitest";
+import { StoreCorruptedError } from "taquba";
+import { damageText, withDamageText } from "../../operator/inspect/damage-text.js";
+import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
+import { runIndexKey } from "../../runtime/workflow/runs/run-index.js";
+
+const Q = "workflow-steps";
+
+describe("damageText", () => {
+  it.each([
+    [runKey(Q, "r-1"), 'run "r-1": its run record'],
+    [stepPointerKey(Q, "r-1"), 'run "r-1": its step pointer'],
+    [terminalRecordKey(Q, "r-1"), 'run "r-1": its end record'],
+    [runIndexKey(Q, 1_700_000_000_000, "r-1"), 'run "r-1": its listing entry'],
+    [signalWaitKey(Q, "order:7/paid"), 'the wait for signal "order:7/paid"'],
+    [`workflow/groups/${Q}/0123456789abcdef0123/k-2`, 'member "k-2" of a run group: its record'],
+    [`workflow/schedules/${Q}/nightly`, 'schedule "nightly": its record'],
+  ])("names what %s belongs to, and what to do", (key, item) => {
+    const text = damageText(key, "it holds -1");
+    expect(text).toMatch(new RegExp(`^${item.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is damaged \\(it holds -1\\); `));
+    expect(text).not.toContain("workflow/");
+    expect(text).toMatch(key.includes("schedules") ? /taquba schedules remove/ : /restore the store from a backup/);
+  });
+
+  it("a listing's reason is rewritten where it quotes the error, and other text is left alone", () => {
+    const err = new StoreCorruptedError(stepPointerKey(Q, "r-1"), "step pointer holds step -1, not a step index (a whole number from 0 up)");
+    expect(withDamageText(`group "g" could not be counted: ${err.message}`)).toBe(
+      `group "g" could not be counted: run "r-1": its step pointer is damaged (step pointer holds step -1, not a step index (a whole number from 0 up)); ${damageText("workflow/steps/q/x", "d")!.split("; ").slice(1).join("; ")}`,
+    );
+    for (const other of ["the owner did not answer", new StoreCorruptedError("segments/0001.seg", "bad checksum").message])
+      expect(withDamageText(other)).toBe(other);
+  });
+});
