@@ -35,7 +35,8 @@
  * per step and by the line that made the function), PROFILE (0), PROFILE_OUT (a path prefix: each profiled window's profile
  * is written to `<prefix>.<window>.cpuprofile`, for cpu-profile-shares.ts), FROM (a built checkout whose `dist/` to load instead of
  * this tree's sources: the CPU benches load `dist/`, the peer bench the
- * sources through tsx).
+ * sources through tsx), SOURCES (another checkout whose sources to load
+ * through tsx, for an A/B of two trees as the peer bench runs them).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
@@ -75,8 +76,13 @@ if (process.env.NAMES === "1") {
 }
 // The runtime as the peer bench loads it (this tree's sources through tsx), or a built checkout's `dist/` (FROM=<dir>).
 const FROM = process.env.FROM;
+const SOURCES = process.env.SOURCES;
 const T = (await import(
-  FROM === undefined ? "../runtime/index.js" : pathToFileURL(join(FROM, "dist/runtime/index.js")).href
+  FROM !== undefined
+    ? pathToFileURL(join(FROM, "dist/runtime/index.js")).href
+    : SOURCES !== undefined
+      ? pathToFileURL(join(SOURCES, "runtime/index.ts")).href
+      : "../runtime/index.js"
 )) as typeof import("../runtime/index.js");
 const { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withCounting } = T;
 const PROFILE = process.env.PROFILE === "1";
@@ -387,7 +393,7 @@ async function window(label: string, profile: boolean): Promise<Window> {
 
 const f = (x: number, d = 2) => x.toFixed(d);
 console.log(
-  `${FROM === undefined ? "sources (tsx)" : `dist of ${FROM}`} STORE=${STORE} N_TP=${N_TP} CONC=${CONC} M=${M} PRIME=${PRIME} FLUSH_MS=${FLUSH_MS ?? "default"} WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`,
+  `${FROM !== undefined ? `dist of ${FROM}` : `sources (tsx) of ${SOURCES ?? "this tree"}`} STORE=${STORE} N_TP=${N_TP} CONC=${CONC} M=${M} PRIME=${PRIME} FLUSH_MS=${FLUSH_MS ?? "default"} WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`,
 );
 const ws: Window[] = [];
 for (let i = 0; i < WINDOWS; i++) ws.push(await window(i === 0 ? "warm-up" : `window ${i}`, PROFILE && i > 0));
