@@ -255,6 +255,26 @@ export function runOutcomeOf(t: TerminationInput): RunOutcome {
 }
 
 /**
+ * The options of a job a run's end enqueues for its parent or children: the
+ * step job's priority and attempts when the run had them. A function of the
+ * module, not a closure per end: a closure bound to a name costs a
+ * definition of its name per call where the sources run through esbuild's
+ * keepNames (tsx, as the peers' harness runs them).
+ */
+function endJobOptions(
+  t: TerminationInput,
+  dedupKey: string,
+  headers: Record<string, string>,
+): { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } {
+  return {
+    dedupKey,
+    headers,
+    ...(t.priority === undefined ? {} : { priority: t.priority }),
+    ...(t.maxAttempts === undefined ? {} : { maxAttempts: t.maxAttempts }),
+  };
+}
+
+/**
  * Adds to `into` everything a termination commits: the run record and
  * step pointer removed, the terminal record written, signal bookkeeping
  * released, the retention marker (when retention is on) and the
@@ -309,12 +329,6 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
       encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix, ...(t.memoSet === undefined ? {} : { memoSet: t.memoSet }) }),
     );
   }
-  const jobOpts = (dedupKey: string, headers: Record<string, string>) => ({
-    dedupKey,
-    headers,
-    ...(t.priority === undefined ? {} : { priority: t.priority }),
-    ...(t.maxAttempts === undefined ? {} : { maxAttempts: t.maxAttempts }),
-  });
   if (t.parent !== undefined) {
     // The child's end waits for its parent in the parent's signal buffer, written with the
     // termination itself, so it is durable exactly when the end is; the job wakes the parent's
@@ -322,7 +336,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     const key = childCompletionKey(t.parent.runId, t.runId);
     into.kvDelete(childEntryKey(s.queueName, t.parent.runId, t.runId));
     into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix }));
-    into.enqueue(s.queueName, encodeValue(t.parent.runId), jobOpts(`run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
+    into.enqueue(s.queueName, encodeValue(t.parent.runId), endJobOptions(t, `run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
   }
   if (t.hasChildren === true) {
     // The submission tells this run's children from those of a later run under its id, should this job come late.
@@ -330,7 +344,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
       [HEADER_PARENT_ENDED]: t.runId,
       ...(t.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: t.submission, [HEADER_PARENT_STATUS]: t.status }),
     };
-    into.enqueue(s.queueName, encodeValue(t.status), jobOpts(`run:${t.runId}:parent-ended:${t.token}`, headers));
+    into.enqueue(s.queueName, encodeValue(t.status), endJobOptions(t, `run:${t.runId}:parent-ended:${t.token}`, headers));
   }
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {

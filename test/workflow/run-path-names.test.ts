@@ -1,0 +1,104 @@
+/**
+ * A run's submit, steps, end, wait and outcome make no function bound to a
+ * name in the workflow's modules, as the sources run where esbuild keeps
+ * names (tsx, the peers' side-by-side harness): there each such function
+ * costs a definition of its name (`Object.defineProperty`) every time it is
+ * made, several times the cost of making it.
+ *
+ * The runtime is bundled with esbuild's `keepNames` (as tsx transforms it),
+ * with its source map, and run in a child process with source maps on; the
+ * child counts each name defined on a function while runs go, by the source
+ * file of the code that made the function.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { buildSync } from "esbuild";
+import { describe, expect, it } from "vitest";
+import { HEAVY_TEST_MS } from "../support/load.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The child: counts names defined on functions during RUNS runs of two steps each (after one untimed), by the making file. */
+const CHILD = `
+const define = Object.defineProperty;
+let counting = false;
+const sites = {};
+Object.defineProperty = (o, p, a) => {
+  if (counting && p === "name" && typeof o === "function") {
+    const frames = (new Error().stack ?? "").split("\\n").slice(2);
+    const own = frames.find((l) => l.includes("/runtime/"));
+    const m = own?.match(/\\/(runtime\\/[^:]+)/);
+    const site = m ? m[1] : "(elsewhere)";
+    sites[site] = (sites[site] ?? 0) + 1;
+  }
+  return define(o, p, a);
+};
+const T = await import(process.argv[2]);
+const RUNS = Number(process.argv[3]);
+const enc = new TextEncoder();
+const runner = {
+  async runStep(step) {
+    return step.payload.length === 0 ? T.StepOutcome.continueNow(enc.encode("1")) : T.StepOutcome.succeed(enc.encode("done"));
+  },
+};
+const store = new T.MemoryStore();
+const queue = await T.Queue.open(store, "names");
+const runtime = T.WorkflowRuntime.builder(queue, store, runner, T.NoopTerminalHook).build();
+const handle = runtime.spawn();
+const one = async () => {
+  const { runId } = await runtime.submit({ input: new Uint8Array(0) });
+  await runtime.wait(runId);
+  const o = await runtime.outcome(runId);
+  if (o?.status !== "succeeded") throw new Error("run " + runId + " did not succeed");
+};
+await one();
+counting = true;
+for (let i = 0; i < RUNS; i++) await one();
+counting = false;
+await handle.shutdown();
+await queue.close();
+process.stdout.write(JSON.stringify(sites));
+`;
+
+describe("function names defined on a run's path where esbuild keeps names", () => {
+  it(
+    "a run's submit, steps, end, wait and outcome define none in the workflow's modules",
+    async () => {
+      const dir = join(ROOT, ".tmp", "keep-names", String(process.pid));
+      mkdirSync(dir, { recursive: true });
+      try {
+        const bundle = join(dir, "runtime.mjs");
+        buildSync({
+          entryPoints: [join(ROOT, "runtime/index.ts")],
+          bundle: true,
+          platform: "node",
+          format: "esm",
+          // Inside the repository, so its package imports resolve from node_modules.
+          packages: "external",
+          keepNames: true,
+          sourcemap: "inline",
+          outfile: bundle,
+          logLevel: "silent",
+        });
+        const child = join(dir, "child.mjs");
+        writeFileSync(child, CHILD);
+        const runs = 20;
+        const { stdout } = await promisify(execFile)(process.execPath, ["--enable-source-maps", child, pathToFileURL(bundle).href, String(runs)], {
+          cwd: ROOT,
+          timeout: HEAVY_TEST_MS,
+        });
+        const sites = JSON.parse(stdout) as Record<string, number>;
+        const workflow = Object.entries(sites).filter(([site]) => site.startsWith("runtime/workflow/"));
+        // The count is by what it measures: the child did count (names defined by the lower layers' own closures show up).
+        expect(Object.keys(sites).length).toBeGreaterThan(0);
+        expect(workflow).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    HEAVY_TEST_MS,
+  );
+});
