@@ -79,6 +79,22 @@ function splitOf(map: AnyMap, key: string): AnyMap {
   if (m === undefined) byHead.set(h, (m = new O.OrderedMap<unknown>(counting)));
   return m;
 }
+/** A key's family for `FAMILIES=1`: its first two units, and under `u/workflow/` the name after it. */
+function familyOf(key: string): string {
+  if (!key.startsWith("u/workflow/")) return key.slice(0, 2);
+  const end = key.indexOf("/", 11);
+  return end < 0 ? key : key.slice(0, end + 1);
+}
+// `FAMILIES=1`: keys held by family, summed over samples of the map a call went to.
+const held = new Map<string, number>();
+let samples = 0;
+function sampleFamilies(map: AnyMap): void {
+  samples++;
+  map.forEachPair((k) => {
+    const f = familyOf(k);
+    held.set(f, (held.get(f) ?? 0) + 1);
+  });
+}
 const lastHits: string[] = [];
 let writesAfterGet = 0;
 const putNew = new Set<string>();
@@ -118,8 +134,9 @@ for (const m of ["get", "set", "delete", "entries", "entriesReversed"]) {
     }
     const outcome =
       m === "get" ? (r === undefined ? " miss" : " hit") : m === "set" ? (r ? " new" : " overwrite") : m === "delete" ? (r ? " hit" : " miss") : "";
-    const kind = process.env.FAMILIES === undefined ? `${m}${outcome}` : `${m}${outcome} ${String(key).slice(0, 2)}`;
+    const kind = process.env.FAMILIES === undefined ? `${m}${outcome}` : `${m}${outcome} ${familyOf(String(key))}`;
     calls.set(kind, (calls.get(kind) ?? 0) + 1);
+    if (process.env.FAMILIES !== undefined && depthSum.n % 2000 === 0) sampleFamilies(this);
     depthSum.compares += compares - before;
     depthSum.sizeLog += Math.log2(size + 1);
     depthSum.n++;
@@ -160,4 +177,11 @@ console.log(
 console.log(
   `packed leaves per step: ${(packed.find / steps).toFixed(3)} searches (the shadows' included), ${(packed.of / steps).toFixed(3)} packed, ${(packed.keys / steps).toFixed(3)} made strings again`,
 );
+if (samples > 0)
+  console.log(
+    `keys held by family (mean of ${samples} samples): ${[...held]
+      .sort((a, b) => b[1] - a[1])
+      .map(([f, n]) => `${f} ${(n / samples).toFixed(0)}`)
+      .join(", ")}`,
+  );
 if (seq.length > 0) console.log(seq.join("\n"));

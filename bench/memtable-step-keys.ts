@@ -21,6 +21,11 @@
  * which a step's insert made until the next job's id was inserted as one
  * the queue drew (a miss: the id is new).
  *
+ * ENDED=1 gives the K finished runs what a run's end leaves in the
+ * workload's memtable instead: its history, an outcome record and its
+ * run-index and run-ended entries (its run record and step pointer deleted),
+ * so only the runs in flight hold run records and step pointers.
+ *
  * SLOT=1 replaces the claim markers' two ops (the next job's set, the acked
  * job's delete) with one write over a key each run in flight keeps for its
  * whole chain, as a claimed entry per chain rewritten in place would make.
@@ -45,6 +50,7 @@ const READS = env("READS", 0);
 const KEYS = env("KEYS", N);
 const LOOKUP = env("LOOKUP", 0);
 const SLOT = env("SLOT", 0);
+const ENDED = env("ENDED", 0);
 /** DROP=counters leaves out the counters' write, DROP=claims the claim markers' (what a step without that key would cost). */
 const DROP = process.env.DROP ?? "";
 if (!["", "counters", "claims"].includes(DROP)) throw new Error(`DROP must be counters or claims, got ${DROP}`);
@@ -58,6 +64,9 @@ const RUN = "u/workflow/runs/workflow-steps/";
 const HISTORY = "u/workflow/history/workflow-steps/";
 const STEP = "u/workflow/steps/workflow-steps/";
 const COUNTERS = flat("n/workflow-steps");
+const OUTCOME = "u/workflow/outcomes/workflow-steps/";
+const RUN_INDEX = "u/workflow/run-index/workflow-steps/";
+const RUN_ENDED = "u/workflow/run-ended/workflow-steps/0/";
 const id = (n: number) => `01M8TVYTZPV71T97${n.toString(36).padStart(10, "0")}`;
 const value = new Uint8Array(64);
 
@@ -65,8 +74,14 @@ const t = new Memtable<Uint8Array>();
 let next = 0;
 for (let r = 0; r < K; r++) {
   const run = id(next++);
-  t.set(flat(RUN + run), value);
-  t.set(flat(STEP + run), value);
+  if (ENDED === 0) {
+    t.set(flat(RUN + run), value);
+    t.set(flat(STEP + run), value);
+  } else {
+    t.set(flat(OUTCOME + run), value);
+    t.set(flat(RUN_INDEX + run), value);
+    t.set(flat(RUN_ENDED + run), value);
+  }
   for (let s = 0; s < 10; s++) t.set(flat(`${HISTORY}${run}/${s}`), value);
 }
 const runs: string[] = [];
