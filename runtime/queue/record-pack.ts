@@ -264,6 +264,38 @@ export function fieldName(name: string): Uint8Array {
   return out;
 }
 
+/*
+ * A record laid out whole by its caller (inserted-record.ts): the caller
+ * asks for the chunk with room for the most bytes it may write
+ * (`directChunk`), writes from `directStart()` on with positions of its
+ * own, and hands the end to `directEnd`. Bytes it writes past the record's
+ * end, within the room asked for, belong to no record: the next one writes
+ * over them.
+ */
+
+/** The chunk, with room for `n` bytes from `directStart()` on. */
+export function directChunk(n: number): Uint8Array {
+  pos = base;
+  ensure(n);
+  return buf;
+}
+
+/** A view of the chunk `directChunk` returned, for writing words. */
+export function directView(): DataView {
+  return view;
+}
+
+/** Where a record written into `directChunk()` starts. */
+export function directStart(): number {
+  return base;
+}
+
+/** Ends a record written into `directChunk()` up to `end` (within the room asked for): its bytes, as `finish` hands them out. */
+export function directEnd(end: number, shared: boolean): Uint8Array {
+  pos = end;
+  return finish(true, shared)!;
+}
+
 /** Where the map `beginFields` opened starts, from `base`; how many fields it holds; whether each was one `packRecord` writes. */
 let fieldsFrom = 0;
 let fieldCount = 0;
