@@ -19,6 +19,7 @@ import { ValidationError } from "../errors.js";
 import { MAX_KV_VALUE_SIZE } from "../queue/names.js";
 import type { Step, StepRunner } from "../workflow/steps/delivery.js";
 import { StepOutcome } from "../workflow/steps/step-outcome.js";
+import { runIncarnationOf } from "../workflow/children/child-runs.js";
 import { StepError } from "../workflow/workflow-errors.js";
 import { utf8 } from "../workflow/records/codec.js";
 import { canonicalJson } from "../contract/canonical-json.js";
@@ -145,8 +146,9 @@ export class JobStepRunner implements StepRunner {
     const binding = this.#binding;
     if (binding === undefined) throw StepError.transient(new JobsNotAttachedError());
     const q = binding.queueName;
-    // The incarnation of a single-step run is its step-0 job id: it ties the record to this run.
-    const incarnation = step.jobId;
+    // Ties the record to this pass of the run, as its terminal record names it (see `RunRecord.incarnation`);
+    // a detached step has no run record, and its job id stands in.
+    const incarnation = runIncarnationOf(step) ?? step.jobId;
     const retention = binding.retention;
     let output: unknown;
     try {

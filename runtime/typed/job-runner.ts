@@ -58,6 +58,7 @@ import { JobWaits } from "../jobs/job-waits.js";
 import { encodeJobNotice, JOB_NOTIFY_HEADER, jobNotice, noticeRunners } from "../jobs/job-notice.js";
 import type { AppliedMark } from "../workflow/records/applied-mark.js";
 import { sweepJobResults } from "../jobs/result-retention.js";
+import { jobIdOfTermination } from "../workflow/runs/end-tokens.js";
 import { listJobRuns, retryJobRun } from "../jobs/job-redrive.js";
 import { checkDefinition, positiveInt, preparePayload, prepareRunOptions, withFlow, type AnyDefinition } from "../jobs/job-submission.js";
 
@@ -297,7 +298,7 @@ export class JobRunner implements JobHost, WorkflowHost {
       const records = found === null ? undefined : await this.#runtime.view().records(runId);
       if (found !== null && records !== undefined && records.kind !== "unknown") {
         if (decodeDedup(found, dedupKey) !== inputSha256) throw new InputMismatchError(runId);
-        const jobId = records.kind === "active" ? records.pointer.jobId : records.terminal.incarnation;
+        const jobId = records.kind === "active" ? records.pointer.jobId : jobIdOfTermination(records.terminal);
         return { runId, jobId, newlySubmitted: false };
       }
       // The dedup record commits with the enqueue and outlives the run, so a late duplicate finds it.

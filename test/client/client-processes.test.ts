@@ -17,6 +17,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from "../../runtime/client/inbox-server.js";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
+import { jobIdOfEnd } from "../../runtime/workflow/runs/end-tokens.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { useS3Server } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
@@ -120,10 +121,13 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
       if (line.kind === "cancel") expect(line, line.runId).toMatchObject({ cancel: true, status: "cancelled" });
       // Every ended run has an outcome that agrees with its end, a cancel of a waiting step (no worker) included.
       expect(line.outcome, line.runId).toEqual({ status: line.status, errorKind: line.kind === "cancel" ? "cancelled" : null });
-      // Ended exactly once, by the incarnation the client was told about.
+      // Ended once, in the one pass of its submission (a second application would draw another),
+      // and a one-step run by the step job the client was told about.
       const key = `workflow/outcomes/${STEP_QUEUE}/${line.runId}`;
       const terminal = decodeTerminalRecord((await reader.kvGet(key))!, key);
-      expect(terminal.incarnation, line.runId).toBe(line.jobId);
+      expect(terminal.submission, line.runId).toMatch(/^[0-9A-Z]{26}$/);
+      expect(terminal.incarnation, line.runId).toBe(terminal.submission);
+      if (line.kind === "noop") expect(jobIdOfEnd(terminal), line.runId).toBe(line.jobId);
     }
     expect(
       (await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries.map((e) => e.key),

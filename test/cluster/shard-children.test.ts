@@ -157,13 +157,17 @@ describe("child runs across shards", () => {
     // The same id and input again: a new run, whose children carry its submission and still route to the parent's shard.
     const again = await client.submit({ runId: parent, input: json({ kind: "parent", children: 2 }) });
     expect(again.newlySubmitted).toBe(true);
-    const second = [0, 1].map((k) => childRunId(parent, 0, String(k), placement, again.jobId));
+    // Drawn at submission (not step 0's job id), as the run's history reports it.
+    const submission = (await client.inspectRun(parent))?.submission;
+    expect(submission).toMatch(/^[0-9A-Z]{26}$/);
+    expect(submission).not.toBe(again.jobId);
+    const second = [0, 1].map((k) => childRunId(parent, 0, String(k), placement, submission));
     for (const child of second) {
       expect(child.startsWith(`${parent}-s0-`)).toBe(true);
       expect(first).not.toContain(child);
       expect(shardOfRun(child, SHARDS)).toBe(placement.shard);
     }
-    expect(await runOnce(again.jobId)).toBe(second.map((c) => `${c}:go ${c}`).join("|"));
+    expect(await runOnce(submission!)).toBe(second.map((c) => `${c}:go ${c}`).join("|"));
     // The earlier run's children kept their own ends.
     for (const child of first) expect(dec.decode((await client.wait(child)).outcome!.result!)).toBe(`go ${child}`);
   }, 60_000);

@@ -109,10 +109,10 @@ async function retried(env: Env, clock: MockClock, what: string): Promise<void> 
   );
 }
 
-/** Rewrites every run record, terminal record and index entry as a version before runs stored their submission wrote it. */
+/** Rewrites every run record, terminal record and index entry as a version before runs stored their submission (or memo set) wrote it. */
 async function dropSubmissions(queue: Queue): Promise<void> {
   for (const e of (await queue.kvScan(`workflow/runs/${Q}/`)).entries) {
-    const { submission: _s, parent, ...older } = decodeRunRecord(e.value, e.key);
+    const { submission: _s, memoSet: _m, parent, ...older } = decodeRunRecord(e.value, e.key);
     const { submission: _p, ...olderParent } = parent ?? { runId: "", step: 0 };
     await queue.kvPut(e.key, encodeRunRecord({ ...older, ...(parent === undefined ? {} : { parent: olderParent }) }));
   }
@@ -121,7 +121,7 @@ async function dropSubmissions(queue: Queue): Promise<void> {
     await queue.kvPut(e.key, encodeTerminalRecord(older));
   }
   for (const e of (await queue.kvScan(`workflow/run-index/${Q}/`)).entries) {
-    const { submission: _s, parent, ...older } = decodeIndexEntry(e.value, e.key);
+    const { submission: _s, memoSet: _m, parent, ...older } = decodeIndexEntry(e.value, e.key);
     const { submission: _p, ...olderParent } = parent ?? { runId: "", step: 0 };
     await queue.kvPut(e.key, encodeIndexEntry({ ...older, ...(parent === undefined ? {} : { parent: olderParent }) }));
   }
@@ -452,11 +452,12 @@ describe("a parent run resumed over records of an earlier version", () => {
 describe("a child key that ends with the run's own submission", () => {
   it("is refused, so it never names the child that another key of the step got under its second id", async () => {
     const seen: Array<string> = [];
-    const env = await openEnv({
+    const env: Env = await openEnv({
       async runStep(s: Step) {
         if (dec(s.payload) !== "parent") return StepOutcome.succeed(enc("child"));
-        // Step 0's job id is the run's submission (`SubmitOutcome.jobId`).
-        const odd = await s.children.start({ input: enc("c"), key: `a-p${s.jobId}` }).then(
+        // The run's submission, as `inspectRun` reports it.
+        const submission = (await env.runtime.inspectRun(s.runId))?.submission;
+        const odd = await s.children.start({ input: enc("c"), key: `a-p${submission}` }).then(
           (c) => c.runId as string,
           (e: unknown) => (e instanceof ValidationError ? `refused: ${e.message}` : `other: ${String(e)}`),
         );
@@ -471,7 +472,11 @@ describe("a child key that ends with the run's own submission", () => {
       const [odd, plain] = seen;
       expect(plain).toBe("p-s0-a");
       expect(odd).toMatch(/^refused: a child's key may not end with "-p" and this run's submission/);
-      expect(odd).toContain(submitted.jobId);
+      const submission = (await env.runtime.inspectRun("p"))?.submission;
+      expect(submission).toMatch(/^[0-9A-Z]{26}$/);
+      // Drawn at submission: not step 0's job id.
+      expect(submission).not.toBe(submitted.jobId);
+      expect(odd).toContain(submission);
     } finally {
       await env.stop();
     }

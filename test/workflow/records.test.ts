@@ -87,7 +87,7 @@ describe("durable records", () => {
     expect(decodeRunRecord(encodeRunRecord(run), "k")).toEqual(run);
     const base = { runId: "c", submittedAtMs: 5, inputSha256: "ab", incarnation: "J2", headers: {} };
     expect(() => decodeRunRecord(encodeValue({ ...base, submission: 7 }), "workflow/runs/c")).toThrow(/workflow\/runs\/c.*submission/);
-    expect(() => decodeRunRecord(encodeValue({ ...base, submission: null }), "k")).toThrow(/malformed submission/);
+    expect(() => decodeRunRecord(encodeValue({ ...base, submission: null }), "k")).toThrow(/has a submission of null/);
     expect(() => decodeRunRecord(encodeValue({ ...base, parent: { runId: "p", step: 0, submission: ["P1"] } }), "k")).toThrow(/malformed parent/);
     const t = { runId: "c", status: "succeeded", finalStep: 0, terminatedAtMs: 9, incarnation: "J2", token: "J2:1", submission: "J1" };
     expect(decodeTerminalRecord(encodeTerminalRecord(t as TerminalRecord), "k").submission).toBe("J1");

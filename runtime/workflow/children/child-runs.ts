@@ -64,6 +64,7 @@ import {
   decodeStepPointer,
   encodeChildEntry,
   encodeRunRecord,
+  isSubmissionId,
   type ParentClosePolicy,
   type ParentRef,
   type RunRecord,
@@ -170,8 +171,6 @@ export interface ChildRuns {
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-const SUBMISSION_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
-
 /**
  * The run id of child `key` started by step `step` of run `parentRunId`;
  * on a shard (`placement`), suffixed so that it routes to the parent's
@@ -181,7 +180,7 @@ const SUBMISSION_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
  * comment), `<parent>-s<step>-<key>-p<submission>`.
  */
 export function childRunId(parentRunId: string, step: number, key: string, placement?: ShardPlacement, parentSubmission?: string): RunId {
-  if (parentSubmission !== undefined && (typeof parentSubmission !== "string" || !SUBMISSION_PATTERN.test(parentSubmission))) {
+  if (parentSubmission !== undefined && !isSubmissionId(parentSubmission)) {
     throw new ValidationError(`a parent run's submission is 1 to 128 characters of [A-Za-z0-9_-], got ${describeValue(parentSubmission)}`);
   }
   if (typeof parentRunId !== "string") throw new ValidationError(`a parent run id must be a string, got ${describeValue(parentRunId)}`);
@@ -212,12 +211,26 @@ export const DETACHED_CHILDREN: ChildRuns = Object.freeze({
   },
 });
 
-/** What a step's `children` reads of its opened step, on first use: the runtime, the run and step, and the claimed job. */
+/** What a step's `children` reads of its opened step, on first use: the runtime, the run and step, its run record, and the claimed job. */
 export interface ChildStepOwner {
   readonly core: RuntimeCore;
   readonly runId: RunId;
   readonly step: number;
+  /** The run record as read when the step opened. */
+  readonly run: RunRecord;
   readonly job: ClaimedJob;
+}
+
+/**
+ * The incarnation of the run whose step a runtime handed `step` (its run
+ * record's, as read when the step opened); `undefined` for a step no
+ * runtime opened (`Step.detached`). Read through the step's `children`,
+ * the one handle that holds its opened step: no field of its own on every
+ * step, for the few runners (job steps) that ask.
+ */
+export function runIncarnationOf(step: { readonly children: ChildRuns }): string | undefined {
+  const children = step.children;
+  return children instanceof StepChildren ? children.incarnation() : undefined;
 }
 
 /** One step delivery's `children`, with what the runtime asks of it: `started()` tells whether this delivery started a child (the run record the step read at claim predates that); `seal()` closes its starts when the step returned. */
@@ -256,6 +269,11 @@ class StepChildren implements ChildRuns {
   /** Whether this delivery started a child. For the runtime, not the runner: a method. */
   started(): boolean {
     return this.#starts?.started() === true;
+  }
+
+  /** The run's incarnation (see `runIncarnationOf`). For the runtime, not the runner: a method. */
+  incarnation(): string {
+    return this.#owner.run.incarnation;
   }
 
   /** See `ChildStarts.seal`; nothing to wait for when the runner never used its children. */

@@ -200,7 +200,7 @@ export class MemoSweeper {
       const t = await core.queue.kvGet(tk);
       const terminal = t === null ? null : decodeTerminalRecord(t, tk);
       const rb = t === null ? await core.queue.kvGet(runKey(core.queueName, m.suffix)) : null;
-      if ((terminal !== null && terminal.token !== marker.token) || rb !== null) {
+      if ((terminal !== null && !endsAlike(terminal, marker)) || rb !== null) {
         await this.#clearReplacedSet(m.suffix, marker, terminal, rb);
         return "stale";
       }
@@ -329,4 +329,13 @@ export function memoSweeperFor(core: RuntimeCore): MemoSweeper {
     byPrefix.set(id, s);
   }
   return s;
+}
+
+/**
+ * Whether the terminal record `t` is the end the retention marker `m` was
+ * written with: the same token, and the same incarnation when the marker
+ * holds one (a later run under the id may repeat the token, see `MarkerValue`).
+ */
+function endsAlike(t: TerminalRecord, m: MarkerValue): boolean {
+  return t.token === m.token && (m.incarnation === undefined || m.incarnation === t.incarnation);
 }

@@ -24,14 +24,21 @@ export interface RunRecord {
   submittedAtMs: number;
   /** Hex SHA-256 of step 0's input, for the duplicate-with-different-input check. */
   inputSha256: string;
-  /** Identifies this submission of the run id (step 0's job id): records of an earlier run under the same id never match it. */
+  /**
+   * Identifies this pass of the run: a ULID drawn at submission (the
+   * `submission`) and drawn again by `retryRun`. The records a pass leaves
+   * (its terminal record, a group member's end, a job's result record, a
+   * retention marker) name it, so an earlier pass's or run's never match.
+   * Step 0's job id in records written before it was drawn.
+   */
   incarnation: string;
   /**
-   * Identifies the submission that started this run (step 0's job id, like
-   * the first `incarnation`), kept by `retryRun`, which gives a new
-   * incarnation: a run submitted again under the id after its end gets a
-   * new one. Its children record it (see `children/child-runs`). Absent in
-   * records written before it existed.
+   * Identifies the submission that started this run: a ULID drawn at
+   * submission (never a job id, which a caller's `WorkflowQueue` may hand a
+   * later run's first step again), kept by `retryRun`: a run submitted again
+   * under the id after its end gets a new one. Its children record it (see
+   * `children/child-runs`). Step 0's job id in records written before it
+   * was drawn; absent in records written before it existed.
    */
   submission?: string;
   headers: Record<string, string>;
@@ -53,7 +60,7 @@ export interface RunRecord {
    */
   memoPrefix?: string;
   /**
-   * The memo set of this submission (a ULID drawn at submission, kept by `retryRun`):
+   * The memo set of this submission (a ULID drawn at submission, the `submission` itself since that is one; kept by `retryRun`):
    * its steps' memo entries and replay records live under it, so a run
    * submitted again under the id after its end reads none of the earlier
    * run's. Absent in records written before it existed: their memos sit
@@ -117,7 +124,7 @@ export interface GroupRef {
 export interface GroupMemberRecord {
   key: string;
   runId: string;
-  /** The submission it describes (the run record's incarnation). */
+  /** The pass of the run it describes (the run record's incarnation). */
   incarnation: string;
   state: "active" | TerminalStatus;
   error?: string;
@@ -271,6 +278,11 @@ const optional = (x: unknown, pred: (x: unknown) => boolean): boolean => x === u
 /** Fields new enough that no writer ever stored them as `null`. */
 const absentOr = (x: unknown, pred: (x: unknown) => boolean): boolean => x === undefined || pred(x);
 
+const SUBMISSION_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Whether `x` can be a run's `submission`: 1 to 128 characters of `[A-Za-z0-9_-]` (a ULID, or a job id where earlier versions stored one). */
+export const isSubmissionId = (x: unknown): x is string => typeof x === "string" && SUBMISSION_PATTERN.test(x);
+
 /** A parent reference's shape, as run records and run index entries hold it. */
 export const isParentRef = (p: unknown): boolean =>
   p !== null && typeof p === "object" && isStr((p as ParentRef).runId) && isCount((p as ParentRef).step) && absentOr((p as ParentRef).submission, isStr);
@@ -319,7 +331,9 @@ export function decodeRunRecord(bytes: Uint8Array, key: string): RunRecord {
       if (!optional(v.maxAttempts, isPositiveCount)) return `has a step attempt limit of ${describeValue(v.maxAttempts)}, ${NO_LIMIT}`;
       if (!optional(v.memoPrefix, isStr)) return "has a malformed memo prefix";
       if (!absentOr(v.memoSet, isStr)) return "has a malformed memo set";
-      if (!absentOr(v.submission, isStr)) return "has a malformed submission";
+      if (!absentOr(v.submission, isSubmissionId)) return `has a submission of ${describeValue(v.submission)}, not 1 to 128 characters of [A-Za-z0-9_-]`;
+      // Every version that stored a memo set stored the submission too: its children are named by it.
+      if (v.memoSet !== undefined && v.submission === undefined) return "has a memo set but no submission";
       if (!optional(v.group, (g) => g !== null && typeof g === "object" && isStr((g as GroupRef).id) && isStr((g as GroupRef).key)))
         return "has a malformed group";
       if (!optional(v.parent, isParentRef)) return "has a malformed parent";

@@ -106,3 +106,12 @@ function workerlessPrefix(token: string, errorKind: RunErrorKind | null | undefi
 export function isDeadStepOf(job: JobInfo, queueName: string, runId: string): boolean {
   return job.state === "dead" && job.queueName === queueName && ownHeader(job.headers, HEADER_RUN_ID) === runId;
 }
+
+/**
+ * The step job that represents the ended run `t` (its `SubmitOutcome.jobId`):
+ * the job its end names, else the incarnation of a record written when the
+ * incarnation was step 0's job id (a token naming no job is one of those).
+ */
+export function jobIdOfTermination(t: { readonly token: string; readonly errorKind?: RunErrorKind | null | undefined; readonly incarnation: string }): string {
+  return jobIdOfEnd(t) ?? t.incarnation;
+}

@@ -84,6 +84,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
   const records = await readSteps(reads, runId);
   const steps = publicSteps(records, entry);
   const memoSet = r.kind === "active" ? r.run.memoSet : entry?.memoSet;
+  const submission = r.kind === "active" ? r.run.submission : r.terminal.submission;
   const rk = redrivesKey(q, runId);
   const rb = await reads.kvGet(rk);
   const redrives = rb === null ? [] : decodeRedrives(rb, rk);
@@ -94,6 +95,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
     ...(entry?.parent === undefined ? {} : { parent: { runId: entry.parent.runId, step: entry.parent.step } }),
     submittedAtMs: submittedAtMs ?? 0,
     ...(memoSet === undefined ? {} : { memoSet }),
+    ...(submission === undefined ? {} : { submission }),
     headers: { ...(entry?.headers ?? (r.kind === "active" ? r.run.headers : {})) },
     stepsDropped: records.length === 0 ? 0 : records[0]!.step,
     redrives,

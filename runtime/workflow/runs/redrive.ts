@@ -18,6 +18,7 @@
  * owner writes, so the terminal record read under the lock is the one the
  * commit replaces.
  */
+import { drawRunIdentity } from "./drawn-identity.js";
 import { ValidationError } from "../../errors.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
@@ -168,13 +169,15 @@ async function reopenEffects(
 ): Promise<SettlementEffects> {
   const q = core.queueName;
   const runId = t.runId;
-  const { step, jobId } = pointer;
+  const { step } = pointer;
+  // Drawn, not the step job's id, which a caller's WorkflowQueue may have given the ended pass's job too.
+  const incarnation = drawRunIdentity();
   const run: RunRecord = {
     runId,
     submittedAtMs: entry.submittedAtMs,
     inputSha256: entry.inputSha256 ?? "",
     // A new incarnation: records of the ended pass (a job's result, a group member's end) no longer match.
-    incarnation: jobId,
+    incarnation,
     // The same run again: the children it started are still its own.
     ...(entry.submission === undefined ? {} : { submission: entry.submission }),
     // And its memos: the steps it runs again find what the ended pass memoized.
@@ -200,7 +203,7 @@ async function reopenEffects(
   stageReopened(q, t, effects);
   if (entry.group !== undefined) {
     const tag = entry.group.tag ?? entry.group.id;
-    effects.kvPut(groupMemberKey(q, tag, entry.group.key), encodeGroupMember({ key: entry.group.key, runId, incarnation: jobId, state: "active" }));
+    effects.kvPut(groupMemberKey(q, tag, entry.group.key), encodeGroupMember({ key: entry.group.key, runId, incarnation, state: "active" }));
   }
   // The history of the steps that run again starts over (at most the kept ones exist).
   for (let s = Math.max(step, t.finalStep - HISTORY_STEPS_PER_RUN); s <= t.finalStep; s++) effects.kvDelete(stepHistoryKey(q, runId, s));

@@ -130,6 +130,14 @@ export interface RunHistory {
    * (its entries are read without one).
    */
   readonly memoSet?: string;
+  /**
+   * This submission of the run id, drawn when it was submitted and kept by
+   * `retryRun`: a child whose first id a child of another run under the
+   * parent's id holds is named with it (see `childRunId`). Absent for a run
+   * submitted before runs stored one; a run submitted before it was drawn
+   * holds its first step's job id.
+   */
+  readonly submission?: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly steps: readonly StepHistory[];
   /** Older steps left out (see {@link HISTORY_STEPS_PER_RUN}). */

@@ -19,7 +19,7 @@
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { MAX_INSTANT_MS } from "../../time-bounds.js";
-import { decodeMap } from "../records/records.js";
+import { decodeMap, isSubmissionId } from "../records/records.js";
 import { isCount, isPositiveCount, isStoredTime } from "../../value-ranges.js";
 import { isPriority } from "../../queue/config.js";
 import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
@@ -162,8 +162,9 @@ export function decodeIndexEntry(bytes: Uint8Array, key: string): IndexEntry {
     (v.maxAttempts === undefined || isPositiveCount(v.maxAttempts)) &&
     (v.parent === undefined ||
       (p !== null && typeof p === "object" && isStr(p.runId) && isCount(p.step) && (p.submission === undefined || isStr(p.submission)))) &&
-    (v.submission === undefined || isStr(v.submission)) &&
-    (v.memoSet === undefined || isStr(v.memoSet)) &&
+    (v.submission === undefined || isSubmissionId(v.submission)) &&
+    // Every version that stored a memo set stored the submission too (a redrive restores both).
+    (v.memoSet === undefined || (isStr(v.memoSet) && v.submission !== undefined)) &&
     (v.flow === undefined || (v.flow !== null && typeof v.flow === "object" && !Array.isArray(v.flow) && Object.values(v.flow as object).every(isStr)));
   if (!ok)
     throw new StoreCorruptedError(

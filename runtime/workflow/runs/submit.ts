@@ -35,8 +35,9 @@ import { checkRunHeaders, checkRunPayload } from "../limits.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
+import { jobIdOfTermination } from "./end-tokens.js";
 import { drawnIdOptions } from "../../queue/validate-enqueue.js";
-import { pooledUlids } from "../../queue/ulid-source.js";
+import { drawRunIdentity } from "./drawn-identity.js";
 import { type Building } from "../../queue/cancel-state.js";
 import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS, ownHeader } from "../../option-values.js";
 import { readRunSpec, refuseUnknownRunOptionFields, refuseUnknownRunSpecFields } from "./run-option-fields.js";
@@ -272,6 +273,18 @@ function readNow(core: RuntimeCore, key: string): Uint8Array | null | undefined 
   return core.queue.kvGetNow === undefined ? undefined : core.queue.kvGetNow(key);
 }
 
+/**
+ * The job id a duplicate submission reports for the run `record` describes
+ * when that run ended between the reads of its run record and its step
+ * pointer: the job its terminal record names (the incarnation is no job id).
+ */
+async function endedSince(core: RuntimeCore, runId: RunId, record: RunRecord): Promise<string> {
+  const tk = terminalRecordKey(core.queueName, runId);
+  const bytes = await core.queue.kvGet(tk);
+  const ended = bytes === null ? null : decodeTerminalRecord(bytes, tk);
+  return ended !== null && ended.incarnation === record.incarnation ? jobIdOfTermination(ended) : record.incarnation;
+}
+
 /** The flow headers of a run submitted without `RunOptions.flow`: none, shared (nothing writes to it). */
 const NO_FLOW: Record<string, string> = Object.freeze(blankCopy<Record<string, string>>());
 
@@ -301,9 +314,6 @@ class Submission {
   ) {}
 }
 
-/** Memo sets: ULIDs drawn here, whatever ids the step queue gives its jobs. */
-const nextMemoSet = pooledUlids();
-
 async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
   const { core, runId, input, options, headers, inputSha256, group, parent } = s;
   // Each of the run's keys built once per submission.
@@ -315,12 +325,13 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
     const record = decodeRunRecord(existing, rk);
     if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
     const pointer = await core.queue.kvGet(pk);
-    const jobId = pointer === null ? record.incarnation : decodeStepPointer(pointer, pk).jobId;
+    const jobId = pointer === null ? await endedSince(core, runId, record) : decodeStepPointer(pointer, pk).jobId;
     return { runId, jobId, newlySubmitted: false };
   }
-  // Its memos' set, told apart from every other submission's under this id. Not its first step's
-  // job id: a caller's WorkflowQueue may name that job as an earlier run's, gone since.
-  const memoSet = nextMemoSet();
+  // This submission, told apart from every other under this id: it names the run's children and memo
+  // set, and is its first incarnation. Not its first step's job id: a caller's WorkflowQueue may name
+  // that job as an earlier run's, gone since.
+  const submission = drawRunIdentity();
   // The run's records name its first step's job: an id a caller's job took meanwhile is drawn again.
   for (;;) {
     const jobId = core.queue.nextJobId();
@@ -331,13 +342,14 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
         runId,
         submittedAtMs,
         inputSha256,
-        incarnation: jobId,
+        // Records of this pass (a job's result, a group member's end) name it; a redrive draws another.
+        incarnation: submission,
         // Told apart from every other run under this id: children name it (see `children/child-runs`).
-        submission: jobId,
+        submission,
         headers,
         memoPrefix: core.memos.prefix,
         // Its own memos: a run under this id that ended before wrote its own under another set.
-        memoSet,
+        memoSet: submission,
       };
       if (options.priority !== undefined) record.priority = options.priority;
       if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;
@@ -369,7 +381,10 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
       stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
       if (s.mark !== undefined) markEffects(s.mark, { runId, jobId, newlySubmitted: true }, effects);
       if (group !== undefined) {
-        effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: jobId, state: "active" }));
+        effects.kvPut(
+          groupMemberKey(core.queueName, group.id, group.key),
+          encodeGroupMember({ key: group.key, runId, incarnation: submission, state: "active" }),
+        );
       }
       const stepHeaders: Record<string, string> = { ...headers, ...flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0" };
       if (s.traceparent !== undefined) stepHeaders[HEADER_TRACEPARENT] = s.traceparent;

@@ -210,10 +210,20 @@ export interface MarkerValue {
   memoPrefix: string;
   /** The ended run's memo set; absent for a run without one and in markers written before sets existed. */
   memoSet?: string;
+  /**
+   * The ended pass's incarnation, which the terminal record it belongs to
+   * holds too: a later run under the id may end with the same token (a
+   * caller's `WorkflowQueue` may give its step the same job id), never with
+   * the same incarnation. Absent in markers written before it was kept.
+   */
+  incarnation?: string;
 }
 
 export function encodeMarkerValue(v: MarkerValue): Uint8Array {
-  return encodeValue(v.memoSet === undefined ? { token: v.token, memoPrefix: v.memoPrefix } : { token: v.token, memoPrefix: v.memoPrefix, memoSet: v.memoSet });
+  const out: MarkerValue = { token: v.token, memoPrefix: v.memoPrefix };
+  if (v.memoSet !== undefined) out.memoSet = v.memoSet;
+  if (v.incarnation !== undefined) out.incarnation = v.incarnation;
+  return encodeValue(out);
 }
 
 /** The marker's value; `StoreCorruptedError` naming `key` when it is not one. */
@@ -231,7 +241,12 @@ export function decodeMarkerValue(bytes: Uint8Array, key: string): MarkerValue {
   // Read own: a `memoSet` on Object.prototype must not name a set to clear.
   const memoSet = Object.hasOwn(m, "memoSet") ? m.memoSet : undefined;
   if (memoSet !== undefined && typeof memoSet !== "string") throw new StoreCorruptedError(key, "retention marker has a malformed memo set");
-  return memoSet === undefined ? { token: m.token, memoPrefix: m.memoPrefix } : { token: m.token, memoPrefix: m.memoPrefix, memoSet };
+  const incarnation = Object.hasOwn(m, "incarnation") ? m.incarnation : undefined;
+  if (incarnation !== undefined && typeof incarnation !== "string") throw new StoreCorruptedError(key, "retention marker has a malformed incarnation");
+  const out: MarkerValue = { token: m.token, memoPrefix: m.memoPrefix };
+  if (memoSet !== undefined) out.memoSet = memoSet;
+  if (incarnation !== undefined) out.incarnation = incarnation;
+  return out;
 }
 
 /** The outcome the hook and `WorkflowRuntime.outcome` see for a termination. */
@@ -326,7 +341,7 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
       into,
       t.nowMs + s.memoRetentionMs,
       t.runId,
-      encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix, ...(t.memoSet === undefined ? {} : { memoSet: t.memoSet }) }),
+      encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix, incarnation: t.incarnation, ...(t.memoSet === undefined ? {} : { memoSet: t.memoSet }) }),
     );
   }
   if (t.parent !== undefined) {
