@@ -439,10 +439,13 @@ async function parent(): Promise<void> {
     `  step jobs: ${JSON.stringify(stats)} (model: ${allSucceeded ? `done ${JOBS_PER_RUN * started}, nothing else` : `done ${JOBS_PER_RUN * succeeded} to ${JOBS_PER_RUN * started}`})${statsWrong ? " WRONG" : ""}`,
   );
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
-  await rm(dir, { recursive: true, force: true });
+  const failed = runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong;
+  // A failed pass keeps its event log (and a LocalStore pass its store) to read what happened.
+  if (failed) console.log(`  kept for reading: ${dir} (events.log${s3 === undefined ? ", store/" : ""})`);
+  else await rm(dir, { recursive: true, force: true });
   if (workerEntry !== undefined) await rm(workerEntry, { force: true });
   await s3?.stop();
-  if (runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong) process.exitCode = 1;
+  if (failed) process.exitCode = 1;
 }
 
 if (process.argv[2] === "--worker") {
