@@ -60,6 +60,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { S3ClientConfig } from "@aws-sdk/client-s3";
+import { buildSync } from "esbuild";
 import {
   LocalStore,
   Queue,
@@ -224,10 +225,24 @@ function readLog(file: string): string[][] {
     .map((l) => l.split(" "));
 }
 
-function startWorker(dir: string, runs: number, faultRate: number, seed: number, spec: StoreSpec): ChildProcess {
+/**
+ * This file bundled once into one JavaScript file (packages stay imports), so each worker starts
+ * with plain Node: through tsx a start took 30-60 s of a loaded machine, which bounded the kills.
+ * One bundle per pass (named by the parent's pid), so passes run side by side.
+ */
+function bundleWorker(): string {
   const script = fileURLToPath(import.meta.url);
+  const outfile = join(script, "..", ".out", `chaos-worker-${process.pid}.mjs`);
+  buildSync({ entryPoints: [script], bundle: true, platform: "node", format: "esm", packages: "external", keepNames: true, outfile, logLevel: "silent" });
+  return outfile;
+}
+
+let workerEntry: string | undefined;
+
+function startWorker(dir: string, runs: number, faultRate: number, seed: number, spec: StoreSpec): ChildProcess {
+  workerEntry ??= bundleWorker();
   const rate = process.env.SUBMIT_RATE ?? "4";
-  return spawn(process.execPath, ["--import", "tsx", script, "--worker", dir, String(runs), String(faultRate), String(seed), rate, JSON.stringify(spec)], {
+  return spawn(process.execPath, [workerEntry, "--worker", dir, String(runs), String(faultRate), String(seed), rate, JSON.stringify(spec)], {
     stdio: ["ignore", "ignore", "inherit"],
   });
 }
@@ -424,9 +439,13 @@ async function parent(): Promise<void> {
     `  step jobs: ${JSON.stringify(stats)} (model: ${allSucceeded ? `done ${JOBS_PER_RUN * started}, nothing else` : `done ${JOBS_PER_RUN * succeeded} to ${JOBS_PER_RUN * started}`})${statsWrong ? " WRONG" : ""}`,
   );
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
-  await rm(dir, { recursive: true, force: true });
+  const failed = runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong;
+  // A failed pass keeps its event log (and a LocalStore pass its store) to read what happened.
+  if (failed) console.log(`  kept for reading: ${dir} (events.log${s3 === undefined ? ", store/" : ""})`);
+  else await rm(dir, { recursive: true, force: true });
+  if (workerEntry !== undefined) await rm(workerEntry, { force: true });
   await s3?.stop();
-  if (runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong) process.exitCode = 1;
+  if (failed) process.exitCode = 1;
 }
 
 if (process.argv[2] === "--worker") {

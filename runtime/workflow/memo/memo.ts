@@ -204,9 +204,9 @@ function checkRunIdArg(runId: unknown): string {
 }
 
 /** A memo store's step number: a whole number from 0, as a run's steps are numbered. */
-function checkStepArg(step: unknown): number {
+function checkStepArg(step: unknown, what = "a memo's step"): number {
   if (isCount(step)) return step;
-  throw new ValidationError(`a memo's step must be a run's step number (a whole number from 0), got ${describeValue(step)}`);
+  throw new ValidationError(`${what} must be a run's step number (a whole number from 0), got ${describeValue(step)}`);
 }
 
 /** `memoSet` as a memo store takes it: absent, or a run's `memoSet` (a string); anything else is a `ValidationError`. */
@@ -279,6 +279,7 @@ export class MemoStore {
    */
   async clearReplaysFrom(runId: string, fromStep: number): Promise<void> {
     const root = runReplayRoot(this.prefix, checkRunIdArg(runId));
+    checkStepArg(fromStep, "clearReplaysFrom's fromStep");
     // In chunks, resuming after the last key listed, so memory stays bounded however long the run.
     let startAfter: string | undefined;
     for (;;) {

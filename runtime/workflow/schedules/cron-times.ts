@@ -14,6 +14,15 @@
  */
 import { Cron } from "croner";
 import { ValidationError } from "../../errors.js";
+import { MAX_INSTANT_MS } from "../../time-bounds.js";
+
+/**
+ * The last instant cron times are looked for at: a week before the end of
+ * what a `Date` holds. croner converts the dates it looks at to and from
+ * the zone, which past there leaves that range and throws; its calendar has
+ * no tick so late anyway (it stops at the year 3000 or 10000).
+ */
+const LAST_LOOKED_AT_MS = MAX_INSTANT_MS - 7 * 86_400_000;
 
 /** The tick times of one cron expression in one timezone. */
 export interface CronTimes {
@@ -44,11 +53,12 @@ export function cronTimes(what: string, cron: string, timezone: string): CronTim
   const problem = cronProblem(cron, timezone);
   if (problem !== undefined) throw new ValidationError(`${what}: ${problem}`);
   const c = build(cron, timezone);
+  const zoned = zonedNext(cron, timezone, c);
   return {
-    next: zonedNext(cron, timezone, c),
+    next: (afterMs) => (afterMs < LAST_LOOKED_AT_MS ? zoned(afterMs) : null),
     latestAtOrBefore(atMs) {
       // previousRuns counts a tick earlier within the reference's second, so step 1 ms past `atMs`.
-      const [d] = c.previousRuns(1, new Date(atMs + 1));
+      const [d] = c.previousRuns(1, new Date(Math.min(atMs, LAST_LOOKED_AT_MS) + 1));
       return d === undefined ? null : d.getTime();
     },
   };
