@@ -528,21 +528,14 @@ interface Chained {
  * take the job when none pending would be claimed before it. Called in the
  * settlement's turn.
  */
-function mayChain(
-  core: QueueCore,
-  txn: Txn,
-  ctx: TransitionContext,
-  prepared: readonly PreparedEnqueue[],
-  claimNext: ClaimNext,
-  aside: (e: DeadLetteredEvent) => void,
-): boolean {
+function mayChain(core: QueueCore, txn: Txn, ctx: TransitionContext, prepared: readonly PreparedEnqueue[], claimNext: ClaimNext): boolean {
   const now = ctx.now;
   const item = prepared[claimNext.index];
   if (item === undefined) return false;
   if (item.opts.runAt !== undefined && item.opts.runAt > now) return false;
   const cfg = core.configs.get(item.queueName);
   // Limits (the queue's own and its flow rules) are decided by admission at a claim; a debounced job waits for its window.
-  if (hasLimits(core.limitsOf(item.queueName))) return false;
+  if (core.hasLimits(item.queueName)) return false;
   if (item.opts.debounce !== undefined || cfg.debounce !== undefined) return false;
   const inFlight = core.claimsInFlight(item.queueName);
   // None pending (the stats count every pending job): nothing to look for.
@@ -554,7 +547,8 @@ function mayChain(
   // The new job takes the newest seq: any pending job of the same or a better priority goes first.
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   const prefix = K.pendingPrefix(item.queueName);
-  if (pendingAhead(core, txn, ctx, item.queueName, prefix, bound, aside)) return false;
+  // The jobs set aside on the way go in `txn` (a callback made only here: every chained step passed one before).
+  if (pendingAhead(core, txn, ctx, item.queueName, prefix, bound, (e) => (txn.setAside ??= []).push(e))) return false;
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
   return reserved(claimNext, inFlight);
 }
@@ -762,14 +756,15 @@ function submitSettlement(
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     let chained: Chained | undefined;
-    let aside: DeadLetteredEvent[] | undefined;
     if (!result.applyEffects) outcomes = [];
-    else if (claimNext !== undefined && mayChain(core, txn, ctx, prepared, claimNext, (e) => (aside ??= []).push(e))) {
-      const applied = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index);
-      outcomes = applied.outcomes;
-      const rec = applied.claimed;
-      if (rec !== undefined) {
-        const keys = applied.keys;
+    else if (claimNext !== undefined && mayChain(core, txn, ctx, prepared, claimNext)) {
+      const all = new Array<EnqueueOutcome>(prepared.length);
+      const inserted = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index, all);
+      // Only once every insert went in: the outcomes of a transaction that threw would spare its offloaded payloads.
+      outcomes = all;
+      const rec = inserted?.record;
+      if (rec !== undefined && rec.state === "claimed") {
+        const keys = inserted!.keys;
         const stored = txn.get(keys?.job ?? K.jobKey(rec.id));
         const lease = claimNext.leaseMs ?? core.configs.get(rec.queue).leaseMs;
         chained = {
@@ -786,7 +781,7 @@ function submitSettlement(
     const commit = core.commit(txn, true, chained?.record.id);
     // Noted before anything else runs: a commit after it is one this settlement's writes may no longer be read from.
     const appliedAt = core.commits;
-    if (aside !== undefined) announceSetAside(core, commit, aside);
+    if (txn.setAside !== undefined) announceSetAside(core, commit, txn.setAside);
     if (chained?.stored !== undefined) chained.entry.recordAt = core.foreignCommits;
     // Removed in the same turn as the commit, so the reaper never sees a settled claim.
     core.leases.remove(id);

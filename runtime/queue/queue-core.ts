@@ -22,8 +22,7 @@ import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
 import { CallerIdBound } from "./caller-id-bound.js";
 import { callerIdsOfCommit } from "./commit-caller-ids.js";
-import { insertJob, insertJobRecord, type JobKeys, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
-import type { JobRecord } from "./record.js";
+import { insertJob, insertJobRecord, type InsertedJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { Txn } from "./txn.js";
 import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOutcome } from "./types.js";
 import { pooledUlids } from "./ulid-source.js";
@@ -215,6 +214,14 @@ export class QueueCore {
   limitsOf(queue: string): Limits {
     const { concurrency, rateLimit } = this.configs.get(queue);
     return { queue, concurrency, rateLimit, rules: this.#flowRules.get(queue) };
+  }
+
+  /** `hasLimits(limitsOf(queue))` without building the limits: asked by every chained step. */
+  hasLimits(queue: string): boolean {
+    const cfg = this.configs.get(queue);
+    if (cfg.concurrency !== undefined || cfg.rateLimit !== undefined) return true;
+    const rules = this.#flowRules.get(queue);
+    return rules !== undefined && rules.size > 0;
   }
 
   /** A fresh monotonic ULID timed by the queue clock. */
@@ -424,16 +431,8 @@ export class QueueCore {
     // Before any payload is copied or written: a refused one changes nothing.
     checkPayloadSizes(own, this.maxPayloadBytes);
     callerIdsOfCommit(own);
-    const out: PreparedEnqueue[] = own.map((i) => {
-      const opts = i.opts!;
-      // Checked options have no prototype: only the queue's own builder can have set this (see `DrawnIdEnqueueOptions`).
-      const jobIdDrawn = (opts as DrawnIdEnqueueOptions).jobIdDrawn === true;
-      // Before the commit, so an id drawn meanwhile, by this enqueue or another, passes over it (see `freshJobId`).
-      // An id this queue drew is no caller's: noted, it would count as one a caller may have taken since the draw.
-      const callerIdInFlight = opts.jobId !== undefined && !jobIdDrawn && this.callerIds.note(opts.jobId);
-      // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
-      return { queueName: i.queueName, payload: i.payload, payloadRef: undefined, opts, callerIdInFlight, jobIdDrawn };
-    });
+    // A function of the module given `this`, not an arrow: no closure per settlement.
+    const out: PreparedEnqueue[] = own.map(preparedItem, this.callerIds);
     // The list of payloads to offload made only when there is one: a settlement has one item, and none.
     let big: PreparedEnqueue[] | undefined;
     for (const p of out) if (this.payloads.shouldOffload(p.payload)) (big ??= []).push(p);
@@ -497,8 +496,11 @@ export class QueueCore {
 
   /**
    * `applyEffects` with the enqueue at `claimIndex` inserted already claimed
-   * (see `insertJobRecord`); `claimed` is its record, undefined when it was a
-   * dedup hit, and `keys` its engine keys.
+   * (see `insertJobRecord`), its outcome put in `outcomes` with the others'
+   * (at their indexes in `prepared`, for an array of its length). Returns what its insert wrote: `record` is
+   * its record, undefined when it was a dedup hit, and `keys` its engine
+   * keys when written claimed. A loop, not a `map` with a closure and a
+   * result to take apart: this runs once per chained step.
    */
   applyEffectsClaiming(
     txn: Txn,
@@ -506,20 +508,19 @@ export class QueueCore {
     effects: SettlementEffects | undefined,
     prepared: readonly PreparedEnqueue[],
     claimIndex: number,
-  ): { outcomes: EnqueueOutcome[]; claimed: JobRecord | undefined; keys: JobKeys | undefined } {
+    outcomes: EnqueueOutcome[],
+  ): InsertedJob | undefined {
     this.#applyKv(txn, effects);
-    let claimed: JobRecord | undefined;
-    let keys: JobKeys | undefined;
-    const outcomes = prepared.map((p, i) => {
-      if (i !== claimIndex) return insertJob(txn, ctx, p);
-      const inserted = insertJobRecord(txn, ctx, p, true);
-      if (inserted.record?.state === "claimed") {
-        claimed = inserted.record;
-        keys = inserted.keys;
+    let claiming: InsertedJob | undefined;
+    for (let i = 0; i < prepared.length; i++) {
+      const p = prepared[i]!;
+      if (i !== claimIndex) outcomes[i] = insertJob(txn, ctx, p);
+      else {
+        claiming = insertJobRecord(txn, ctx, p, true);
+        outcomes[i] = claiming.outcome;
       }
-      return inserted.outcome;
-    });
-    return { outcomes, claimed, keys };
+    }
+    return claiming;
   }
 
   #applyKv(txn: Txn, effects: SettlementEffects | undefined): void {
@@ -528,19 +529,33 @@ export class QueueCore {
 
   /** After a durable commit that inserted jobs: wake workers, or the scheduler for future jobs. `handedOut`: the index of one claimed for its settler (no one to wake). */
   announceInserted(prepared: readonly PreparedEnqueue[], outcomes: readonly EnqueueOutcome[], now: number, handedOut = -1): void {
-    prepared.forEach((p, i) => {
+    // A loop, not `forEach` with a closure: every settlement comes here.
+    for (let i = 0; i < prepared.length; i++) {
       const o = outcomes[i];
-      if (!o?.newlyEnqueued) return;
+      if (!o?.newlyEnqueued) continue;
       if (o.superseded !== undefined) this.completions.finished(o.superseded, { kind: "superseded", by: o.jobId });
       // The job the settlement handed out already claimed needs no timer.
-      if (i === handedOut) return;
+      if (i === handedOut) continue;
+      const p = prepared[i]!;
       const debounceMs = p.opts.debounce?.periodMs ?? this.configs.get(p.queueName).debounce?.periodMs;
       // A debounced job waits for its window's end, at most its period from now (earlier when it joined an open window).
       if (debounceMs !== undefined) this.loop.rearm(now + debounceMs);
       else if (p.opts.runAt !== undefined && p.opts.runAt > now) this.loop.rearm(p.opts.runAt);
       else this.work.notify(p.queueName);
-    });
+    }
   }
+}
+
+/** `item` (checked) as `QueueCore.prepare` hands it on, its caller id noted in `this` (see there). */
+function preparedItem(this: CallerIdBound, item: EnqueueItem): PreparedEnqueue {
+  const opts = item.opts!;
+  // Checked options have no prototype: only the queue's own builder can have set this (see `DrawnIdEnqueueOptions`).
+  const jobIdDrawn = (opts as DrawnIdEnqueueOptions).jobIdDrawn === true;
+  // Before the commit, so an id drawn meanwhile, by this enqueue or another, passes over it (see `freshJobId`).
+  // An id this queue drew is no caller's: noted, it would count as one a caller may have taken since the draw.
+  const callerIdInFlight = opts.jobId !== undefined && !jobIdDrawn && this.note(opts.jobId);
+  // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
+  return { queueName: item.queueName, payload: item.payload, payloadRef: undefined, opts, callerIdInFlight, jobIdDrawn };
 }
 
 /**

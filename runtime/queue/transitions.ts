@@ -336,6 +336,13 @@ function namedTaken(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue, id:
   return txn.has(key);
 }
 
+/** What `insertJobRecord` did: `record` is the record it wrote (undefined for a dedup hit), `keys` its engine keys when written claimed. */
+export interface InsertedJob {
+  outcome: EnqueueOutcome;
+  record: JobRecord | undefined;
+  keys?: JobKeys;
+}
+
 /**
  * `insertJob`, returning the record it wrote. With `claimed`, a job due now
  * is written as it would be after `claimJob` in the same transaction
@@ -343,12 +350,7 @@ function namedTaken(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue, id:
  * pending index and dedup entries in between; a future job stays scheduled.
  * `keys`: the engine keys of a job written claimed.
  */
-export function insertJobRecord(
-  txn: Txn,
-  ctx: TransitionContext,
-  item: PreparedEnqueue,
-  claimed: boolean,
-): { outcome: EnqueueOutcome; record: JobRecord | undefined; keys?: JobKeys } {
+export function insertJobRecord(txn: Txn, ctx: TransitionContext, item: PreparedEnqueue, claimed: boolean): InsertedJob {
   const { queueName: queue, opts } = item;
   if (opts.dedupKey !== undefined) {
     const held = txn.get(K.dedupKey(queue, opts.dedupKey));

@@ -12,6 +12,7 @@ import { bytesEqual } from "../store/bytes-equal.js";
 import { WriteBatch, type BatchOp } from "../engine/write-batch.js";
 import { statsKey } from "./keys.js";
 import { decodeStats, encodeCarriedDone, encodeStats, type JobState, type QueueStats } from "./record.js";
+import type { DeadLetteredEvent } from "./config.js";
 import type { OwnedBytes } from "./owned-bytes.js";
 
 /** The read surface the queue needs; `Engine` and `EngineReader` provide it. */
@@ -86,10 +87,13 @@ export class Txn {
   /** The first queue whose stats move (most transactions move one), then any others by name. */
   #stats: StatsSlot | undefined = undefined;
   #moreStats: Map<string, StatsSlot> | undefined = undefined;
-  /** Claimed index entries put by this transaction that may carry a done count (see `offerCarrier`). */
-  #carriers: Carrier[] | undefined = undefined;
+  /** The first claimed index entry put by this transaction that may carry a done count (see `offerCarrier`), then any others: most offer one, and a list per step cost its table. */
+  #carrier: Carrier | undefined = undefined;
+  #moreCarriers: Carrier[] | undefined = undefined;
   /** The seq high-water mark this transaction stores, if any (see `SeqHighWater`). */
   seqHighWater: string | undefined = undefined;
+  /** Jobs this transaction sets aside as dead for damaged records on the way, told to their listeners once it is durable. */
+  setAside: DeadLetteredEvent[] | undefined = undefined;
   /**
    * Whether values put may be views of memory shared with other values: the
    * engine committing the batch copies each (see `Engine.copiesValues`), so
@@ -155,7 +159,10 @@ export class Txn {
    */
   offerCarrier(queue: string, key: string, claim: CarriedDone): void {
     const op = this.#lastOp(key);
-    if (op?.kind === "put") (this.#carriers ??= []).push({ queue, op, claim });
+    if (op?.kind !== "put") return;
+    const c: Carrier = { queue, op, claim };
+    if (this.#carrier === undefined) this.#carrier = c;
+    else (this.#moreCarriers ??= []).push(c);
   }
 
   /** The batch's last op on `key`, if any. */
@@ -267,17 +274,22 @@ export class Txn {
 
   /** Whether an offered entry of `queue`, still the batch's last op on its key, now carries `done`. */
   #carry(queue: string, done: number): boolean {
-    const carriers = this.#carriers;
-    if (carriers === undefined) return false;
-    for (const c of carriers) {
-      // An entry put again or deleted later in the batch would drop the count: only the last op carries.
-      if (c.queue !== queue || this.#lastOp(c.op.key) !== c.op) continue;
-      const value = encodeCarriedDone(c.claim.carried + done);
-      c.op.value = value;
-      this.#index?.set(c.op.key, value);
-      c.claim.carried += done;
-      return true;
-    }
+    const first = this.#carrier;
+    if (first === undefined) return false;
+    if (this.#carried(first, queue, done)) return true;
+    const more = this.#moreCarriers;
+    if (more !== undefined) for (const c of more) if (this.#carried(c, queue, done)) return true;
     return false;
+  }
+
+  /** Whether `c` is an entry of `queue` still the batch's last op on its key; it then carries `done`. */
+  #carried(c: Carrier, queue: string, done: number): boolean {
+    // An entry put again or deleted later in the batch would drop the count: only the last op carries.
+    if (c.queue !== queue || this.#lastOp(c.op.key) !== c.op) return false;
+    const value = encodeCarriedDone(c.claim.carried + done);
+    c.op.value = value;
+    this.#index?.set(c.op.key, value);
+    c.claim.carried += done;
+    return true;
   }
 }

@@ -1,0 +1,57 @@
+/**
+ * @module A queue's chained acks alone (no workflow), for instruction
+ * counts under callgrind, which the machine's load does not move: CHAINS
+ * chains in flight on a MemoryStore queue, each acking its job with
+ * `ackClaimingNext` and one follow-up enqueue (a 16-byte payload and three
+ * headers, as a workflow step's next job), taking that job claimed, STEPS
+ * times. The path a continuing workflow step settles through: the held
+ * record, `mayChain`, the claimed insert, the commit, the hand-out.
+ *
+ * Run it at two STEPS per tree and divide the difference of the counts by
+ * the acks between them (CHAINS x the STEPS difference), so start-up and
+ * most of the JIT's compiles cancel out. Bundled, so tsx's compiles are
+ * not counted:
+ * `npx esbuild bench/chained-ack-instructions.ts --bundle --packages=external --platform=node --format=esm --outfile=bench/.out/chained-ack.mjs`,
+ * then `npm run build` in each checkout and
+ * `STEPS=<200|1200> valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --no-concurrent-recompilation bench/.out/chained-ack.mjs <checkout>`.
+ * Without valgrind it prints the CPU per ack too (a rough figure).
+ */
+import { loadAverageText } from "./support/load-average.js";
+import { loadCheckout, type Taquba } from "./support/step-workload.js";
+
+const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
+const STEPS = env("STEPS", 1000);
+const CHAINS = env("CHAINS", 50);
+const dir = process.argv[2];
+if (dir === undefined) throw new Error("name a built checkout");
+const T = await loadCheckout<Taquba>(dir);
+
+const payload = new Uint8Array(16).fill(7);
+const headers = { "taquba.run": "01JABCDEFGHJKMNPQRSTVWXYZ0", "taquba.step": "3", "taquba.kind": "step" };
+const claimNext = { index: 0, reserve: () => true };
+
+const queue = await T.Queue.open(new T.MemoryStore(), "bench");
+try {
+  for (let i = 0; i < CHAINS; i++) await queue.enqueue("steps", payload, { headers });
+  const first = await queue.claimBatch("steps", CHAINS);
+  if (first.length !== CHAINS) throw new Error(`claimed ${first.length} of ${CHAINS} jobs`);
+  const started = process.cpuUsage();
+  await Promise.all(
+    first.map(async (start) => {
+      let job = start;
+      for (let s = 0; s < STEPS; s++) {
+        const effects = new T.SettlementEffects().enqueue("steps", payload, { headers });
+        const { next } = await queue.ackClaimingNext(job, effects, claimNext);
+        if (next === undefined) throw new Error("the chained job was not handed out");
+        job = next;
+      }
+      await queue.ack(job);
+    }),
+  );
+  const used = process.cpuUsage(started);
+  const acks = STEPS * CHAINS;
+  console.log(`${dir}: STEPS=${STEPS} CHAINS=${CHAINS} load ${loadAverageText()}`);
+  console.log(`${acks} chained acks, CPU ${(((used.user + used.system) * 1000) / acks).toFixed(0)} ns per ack`);
+} finally {
+  await queue.close();
+}
