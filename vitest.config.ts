@@ -26,16 +26,16 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Every child process a test starts ends with that test (test/support/tied-children.ts).
-    setupFiles: ["test/support/tied-children.setup.ts"],
+    // Every child process a test starts ends with that test (test/support/tied-children.ts); a file that leaves a
+    // built-in prototype changed fails and the prototype is put back (test/support/built-ins-unchanged.setup.ts).
+    setupFiles: ["test/support/tied-children.setup.ts", "test/support/built-ins-unchanged.setup.ts"],
     // Two cores: more workers only add contention to the crash tests.
     maxWorkers: 2,
     projects: [
       // A fresh process per file, as for every file before: the files that read or set what the process holds.
       { extends: true, test: { name: "own-process", include: ownProcess, isolate: true } },
       // The rest may share each worker's loaded modules (loading the runtime again for each file was half the suite's
-      // time): only with TAQUBA_TEST_SHARED_MODULES=1 until three files that fail after others in one process are fixed
-      // (test/queue/pure.test.ts, test/engine/engine-buffer-reuse.test.ts, test/engine/engine-buffer-reuse-faults.test.ts).
+      // time): with TAQUBA_TEST_SHARED_MODULES=1, until a whole run of the suite that way has passed twice.
       { extends: true, test: { name: "shared", include, exclude: ownProcess, isolate: process.env.TAQUBA_TEST_SHARED_MODULES !== "1" } },
     ],
   },

@@ -17,6 +17,9 @@ import { GatedStore } from "../support/gated-store.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 
+// test: own process. Segments are written into spare buffers of a pool the whole process shares (engine/checkpoint.ts,
+// two at most): two left there by an earlier file's engines with smaller segments fill it, and no buffer is reused here.
+
 const tempDir = useTempDirs("taquba-reuse-attack-");
 const opts = (attempts: number) => ({
   checkpointWalObjects: 0,

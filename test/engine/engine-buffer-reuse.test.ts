@@ -13,6 +13,9 @@ import { Engine, LocalStore, MemoryStore, WriteBatch, withCounting, withFaults, 
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { declarePutBodyReleased, isLentBody, lendBody, putBodyReleased } from "../../runtime/store/put-body.js";
 
+// test: own process. Segments are written into spare buffers of a pool the whole process shares (engine/checkpoint.ts,
+// two at most): two left there by an earlier file's engines with smaller segments fill it, and no buffer is reused here.
+
 const retry = { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 };
 /** Small segments and blocks: a checkpoint writes several segments, one after the other. */
 const small = {

@@ -54,6 +54,7 @@ export async function whileReadOnly(names: string[], body: () => Promise<void>):
  * index takes every `push` of the process, the test's own too.
  */
 export function underIndexes<T>(target: object, indexes: readonly string[], descriptor: PropertyDescriptor, read: () => T): { value?: T; error?: unknown } {
+  const length = target === Array.prototype ? Array.prototype.length : undefined;
   for (const i of indexes) Object.defineProperty(target, i, { ...descriptor, configurable: true });
   try {
     return { value: read() };
@@ -61,6 +62,9 @@ export function underIndexes<T>(target: object, indexes: readonly string[], desc
     return { error };
   } finally {
     for (const i of indexes) delete (target as Record<string, unknown>)[i];
+    // Array.prototype is an array: an index defined on it grew its length, which a delete leaves (and the decoders
+    // read a length above 0 as an index planted there).
+    if (length !== undefined) Array.prototype.length = length;
   }
 }
 
