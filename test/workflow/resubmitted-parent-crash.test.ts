@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
-import { type ChildScript, startScript } from "../support/child-script.js";
-import { backgroundFailures } from "../support/background-errors.js";
+import type { ChildScript } from "../support/child-script.js";
 import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { livesOf } from "./fixtures/script-lives.js";
 
 const script = fileURLToPath(new URL("./fixtures/resubmit-parent-worker.ts", import.meta.url));
 const tempDir = useTempDirs("wf-resubmit-parent-crash-");
@@ -17,14 +17,7 @@ const tempDir = useTempDirs("wf-resubmit-parent-crash-");
 const LIMIT_MS = scaledForLoad(120_000);
 
 /** Runs one life of the worker script to its end; returns it once it exited as `how` says. */
-async function life(args: string[], how: "killed" | "exits"): Promise<ChildScript> {
-  const child = startScript(script, args);
-  const exit = await child.exited;
-  if (how === "killed") expect(exit.signal, child.stderr()).toBe("SIGKILL");
-  else expect(exit.code, child.stderr()).toBe(0);
-  expect(backgroundFailures(child)).toEqual([]);
-  return child;
-}
+const life = livesOf(script);
 
 const childRuns = (c: ChildScript) => c.lines.filter((l) => l.startsWith("C "));
 const result = (c: ChildScript) => c.lines.find((l) => l.startsWith("R "));
