@@ -23,6 +23,7 @@ import {
   packNumberField,
   packStringField,
 } from "./record-pack.js";
+import { BIN_TAGS, STR_TAGS, writeSized, writeUint } from "./msgpack-sized.js";
 import { encodeJob, type JobRecord } from "./record.js";
 
 /**
@@ -218,7 +219,7 @@ function bytesField(out: Uint8Array, words: DataView, p: number, name: Name, v: 
   fields++;
   p = putName(words, p, name);
   const n = v.length;
-  p = putSized(out, p, n, 0xc4, 0xc5, 0xc6);
+  p = writeSized(out, p, n, BIN_TAGS);
   if (n <= SHORT_COPY) for (let i = 0; i < n; i++) out[p + i] = v[i]!;
   else out.set(v, p);
   return p + n;
@@ -255,17 +256,9 @@ function headersField(out: Uint8Array, words: DataView, p: number, name: Name, v
 /** An ASCII string of under 65,536 units in its shortest header; `NOT_TAKEN` for any other (UTF-8 is the record writers'). */
 function putText(out: Uint8Array, p: number, s: string): number {
   const n = s.length;
+  if (n >= 0x10000) return NOT_TAKEN;
   if (n < 0x20) out[p++] = 0xa0 | n;
-  else if (n < 0x100) {
-    out[p] = 0xd9;
-    out[p + 1] = n;
-    p += 2;
-  } else if (n < 0x10000) {
-    out[p] = 0xda;
-    out[p + 1] = n >>> 8;
-    out[p + 2] = n & 0xff;
-    p += 3;
-  } else return NOT_TAKEN;
+  else p = writeSized(out, p, n, STR_TAGS);
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x80) return NOT_TAKEN;
@@ -274,36 +267,9 @@ function putText(out: Uint8Array, p: number, s: string): number {
   return p + n;
 }
 
-/** `n` (a whole number in [0, 2^32)) behind the shortest of the three tags. */
-function putSized(out: Uint8Array, p: number, n: number, tag8: number, tag16: number, tag32: number): number {
-  if (n < 0x100) {
-    out[p] = tag8;
-    out[p + 1] = n;
-    return p + 2;
-  }
-  if (n < 0x10000) {
-    out[p] = tag16;
-    out[p + 1] = n >>> 8;
-    out[p + 2] = n & 0xff;
-    return p + 3;
-  }
-  out[p] = tag32;
-  out[p + 1] = n >>> 24;
-  out[p + 2] = (n >>> 16) & 0xff;
-  out[p + 3] = (n >>> 8) & 0xff;
-  out[p + 4] = n & 0xff;
-  return p + 5;
-}
-
 /** A number as the codec writes it: an integer of 32 bits in its shortest form, anything else as a float64. */
 function putNumber(out: Uint8Array, words: DataView, p: number, v: number): number {
-  if (v >>> 0 === v) {
-    if (v < 0x80) {
-      out[p] = v;
-      return p + 1;
-    }
-    return putSized(out, p, v, 0xcc, 0xcd, 0xce);
-  }
+  if (v >>> 0 === v) return writeUint(out, p, v);
   if (v >> 0 === v) {
     if (v >= -0x20) {
       out[p] = 0x100 + v;
