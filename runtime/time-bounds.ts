@@ -18,11 +18,21 @@ export const MAX_DELAY_MS = 10 * 365 * 24 * 60 * 60 * 1000;
 export const MAX_INSTANT_MS = 8_640_000_000_000_000;
 
 /**
+ * Whether `ms` is a delay or timeout the SDK takes, as records store it (a
+ * step's `after` delay, a signal wait's timeout): ms from 0 to
+ * `MAX_DELAY_MS` (10 years), fractions kept. The writers' check and the
+ * readers' (value-ranges.ts) both call it.
+ */
+export function isStoredDelay(ms: unknown): ms is number {
+  return typeof ms === "number" && ms >= 0 && ms <= MAX_DELAY_MS;
+}
+
+/**
  * Checks a duration in ms: a finite number from 0 to `MAX_DELAY_MS`.
  * Throws `ValidationError` naming `what` otherwise.
  */
 export function validateDelay(what: string, ms: unknown): number {
-  if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0 || ms > MAX_DELAY_MS) {
+  if (!isStoredDelay(ms)) {
     throw new ValidationError(`${what} must be a number of milliseconds from 0 to ${MAX_DELAY_MS} (10 years), got ${describeValue(ms)}`);
   }
   return ms;

@@ -5,7 +5,6 @@
  * range (NaN, negative, fractional where whole, past 2^53) is damage no
  * writer made, and is refused as such instead of acted on.
  */
-import { MAX_DELAY_MS } from "./time-bounds.js";
 
 /**
  * Whether `v` is a time a record or an index key stores: milliseconds since
@@ -27,10 +26,8 @@ export function isPositiveCount(v: unknown): v is number {
   return Number.isSafeInteger(v) && (v as number) >= 1;
 }
 
-/** Whether `v` is a delay or timeout a record stores (a step's `after` delay, a signal wait's timeout): ms from 0 to `MAX_DELAY_MS` (10 years), fractions kept. */
-export function isStoredDelay(v: unknown): v is number {
-  return typeof v === "number" && v >= 0 && v <= MAX_DELAY_MS;
-}
+/** Delays and timeouts: defined beside their limit and the writers' check, which call it too. */
+export { isStoredDelay } from "./time-bounds.js";
 
 /** The longest debounce window: a day, in ms. */
 export const MAX_DEBOUNCE_MS = 86_400_000;
