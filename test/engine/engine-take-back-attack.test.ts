@@ -17,6 +17,12 @@ import { testRandom } from "../support/seed.js";
 import { TAKE_BACK_RANGE, takeBackBatch } from "./fixtures/take-back-batches.js";
 
 const BATCHES = 640;
+/**
+ * Whether a cycle takes runs back depends on where the racing checkpoints'
+ * freezes land (one in about twelve seeds took none in 640 batches, in
+ * either mode): the workload goes on, cycle by cycle, until one did.
+ */
+const MAX_BATCHES = BATCHES * 4;
 const hex = (v: Uint8Array) => Buffer.from(v).toString("hex");
 
 /** Take-backs of every state in this process since the last call: its writes are watched (the engine's state is private). */
@@ -76,7 +82,7 @@ describe("the engine while its memtable takes young runs back", () => {
       let engine = await Engine.open(store, opts);
       let inFlight: Promise<void>[] = [];
       const checkpoints: Promise<void>[] = [];
-      for (let i = 0; i < BATCHES; i++) {
+      for (let i = 0; i < BATCHES || (takeBacks === 0 && i < MAX_BATCHES); i++) {
         const batch = new WriteBatch();
         for (const [k, v] of takeBackBatch(seed, i)) {
           if (v === undefined) {
@@ -121,7 +127,7 @@ describe("the engine while its memtable takes young runs back", () => {
       expect(await dumpOf(again)).toEqual(dumpModel(model));
       await again.close();
       expect(failures).toEqual([]);
-      // The workload really took runs back (fewer with paged values, which the memtable holds until a checkpoint pages them).
+      // The workload really took runs back (within MAX_BATCHES: never is a regression, not chance).
       expect(takeBacks).toBeGreaterThanOrEqual(1);
     },
   );
