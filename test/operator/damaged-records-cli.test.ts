@@ -192,7 +192,9 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
     expect(shown.err).toContain(id);
     expect(shown.err).toMatch(says);
     expect(shown.err).toContain(`run "${id}": its `);
-    expect(shown.err).toMatch(/is damaged \(.*\); restore the store from a backup to mend it; the other runs are not affected/);
+    expect(shown.err).toMatch(
+      new RegExp(`is damaged \\(.*\\); mend it with taquba runs repair "${id}" .* or restore the store from a backup; the other runs are not affected`),
+    );
     expect(shown.err).not.toContain("workflow/");
   }
   expect((await cli("runs show", "ok-ended")).code).toBe(EXIT.ok);
