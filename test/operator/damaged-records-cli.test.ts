@@ -141,6 +141,19 @@ async function checkPages(address: string): Promise<void> {
     }
     await page.goto(`${address}#/run/bad-pointer`);
     await waitText(page, "#page-error", "holds step -1");
+    // The damaged run's page offers the repair: the question names the damage (from a dry run), and the run then shows as failed.
+    const dialogs: string[] = [];
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.click('button[data-action="repair"]');
+    await waitText(page, "main", "repaired by an operator: its step pointer was damaged");
+    expect(dialogs).toEqual([
+      expect.stringMatching(
+        /^Repair run bad-pointer\? its step pointer is damaged \(step pointer holds step -1.*\)\. It ends failed, saying it was repaired\.$/,
+      ),
+    ]);
     await page.goto(`${address}#/groups`);
     await waitText(page, "[data-unreadable=batch]", "end time of -1");
     await page.goto(`${address}#/waiting`);
