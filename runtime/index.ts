@@ -148,6 +148,7 @@ export {
   InputMismatchError,
   RunNotFoundError,
   RunNotRetryableError,
+  RunNotDamagedError,
   ChildResultUnavailableError,
   ScheduleNotFoundError,
   ScheduleInputError,
@@ -196,6 +197,8 @@ export type {
   RetryOutcome,
 } from "./workflow/runs/run-types.js";
 export { RUN_LIST_STATES, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./workflow/runs/run-listing.js";
+export type { RepairOutcome, RepairRunOptions, RepairAction } from "./workflow/runs/repair.js";
+export type { RunDamage, RunRecordKind } from "./workflow/runs/run-damage.js";
 export type { RunListState, RunRowState, ListRunsOptions, RunSignalWait, RunRow, UnreadableRun, RunPage } from "./workflow/runs/run-listing.js";
 export {
   HISTORY_ATTEMPTS_PER_STEP,

@@ -74,7 +74,7 @@ function statusOf(e: unknown): number {
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID") return 400;
     if (e.code.endsWith("_NOT_FOUND")) return 404;
-    if (e.code === "RUN_NOT_RETRYABLE") return 409;
+    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED") return 409;
     if (e.code === "CLIENT_TIMEOUT") return 504;
   }
   return 500;
@@ -272,6 +272,14 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
           throw new HttpError(400, "fromStep must be a step number");
         }
         return ops.retryRun(pathId(m[1]!), fromStep === undefined ? {} : { fromStep });
+      },
+    ],
+    [
+      /^\/api\/runs\/([^/]+)\/repair$/,
+      async (_url, req, m) => {
+        const dryRun = field(await readBody(req), "dryRun");
+        if (dryRun !== undefined && typeof dryRun !== "boolean") throw new HttpError(400, "dryRun must be true or false");
+        return ops.repair(pathId(m[1]!), dryRun === true ? { dryRun: true } : {});
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(pathId(m[1]!))],

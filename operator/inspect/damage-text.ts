@@ -1,54 +1,56 @@
 /**
  * @module A damaged record's error in the operator's terms: which run,
- * signal wait, group member or schedule it belongs to (from the record's
- * key, which the runtime's `StoreCorruptedError` carries), what is wrong
- * with it, and what an operator can do, instead of the store's key and
- * the engine's advice to remove the store's data.
+ * signal wait, group member or schedule it belongs to, what is wrong with
+ * it, and what an operator can do, instead of the store's key and the
+ * engine's advice to remove the store's data. A listing's damaged run
+ * arrives as fields (`RunDamage`); an error names its record's key
+ * (`StoreCorruptedError.objectKey`), which the workflow layer, owner of
+ * the key layout, reads (`damagedItemOf`).
  */
 import { DAMAGED_SCHEDULE_ADVICE } from "../../runtime/workflow/schedules/schedule-record.js";
+import { damagedItemOf, type DamagedItem, type RunDamage } from "../../runtime/workflow/runs/run-damage.js";
+import { RECORD_WORDS } from "../../runtime/workflow/runs/repair.js";
 
-/** Where an operator reads what to do about a damaged run record. */
-const RUN_ADVICE =
+/** What an operator can do about a damaged record of run `runId`. */
+const runAdvice = (runId: string) =>
+  `mend it with taquba runs repair ${JSON.stringify(runId)} (the run ends failed, saying it was repaired) or restore the store from a backup; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")`;
+/** What an operator can do about a damaged record that belongs to no one run it can name. */
+const RESTORE_ADVICE =
   'restore the store from a backup to mend it; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")';
 
-/** The item a workflow record's key names, and what to do about its damage; undefined for a key that is none of these. */
-function itemOf(key: string): { item: string; advice: string } | undefined {
-  const parts = key.split("/");
-  if (parts[0] !== "workflow" || parts.length < 4) return undefined;
-  const last = parts.slice(3).join("/");
-  const run = (what: string, runId: string) => ({ item: `run ${JSON.stringify(runId)}: its ${what}`, advice: RUN_ADVICE });
-  switch (parts[1]) {
-    case "runs":
-      return run("run record", last);
-    case "steps":
-      return run("step pointer", last);
-    case "outcomes":
-      return run("end record", last);
-    case "run-index":
-      return run("listing entry", last.replace(/^\d{16}/, ""));
-    case "signal-wait":
-      return { item: `the wait for signal ${JSON.stringify(last)}`, advice: RUN_ADVICE };
-    case "groups":
-      return { item: `member ${JSON.stringify(parts.slice(4).join("/"))} of a run group: its record`, advice: RUN_ADVICE };
-    case "schedules":
-      return { item: `schedule ${JSON.stringify(last)}: its record`, advice: DAMAGED_SCHEDULE_ADVICE(last) };
-    default:
-      return undefined;
+/** Run `runId`'s damaged record in the operator's terms. */
+export function runDamageText(runId: string, damage: RunDamage): string {
+  return `run ${JSON.stringify(runId)}: its ${RECORD_WORDS[damage.record]} is damaged (${damage.detail}); ${runAdvice(runId)}`;
+}
+
+function itemText(item: DamagedItem, detail: string): string {
+  switch (item.kind) {
+    case "run":
+      return runDamageText(item.runId, { record: item.record, detail });
+    case "signal_wait":
+      return `the wait for signal ${JSON.stringify(item.key)} is damaged (${detail}); ${RESTORE_ADVICE}`;
+    case "group_member":
+      return `member ${JSON.stringify(item.memberKey)} of a run group: its record is damaged (${detail}); ${RESTORE_ADVICE}`;
+    case "child_entry":
+      return `a child run entry of run ${JSON.stringify(item.parentRunId)} is damaged (${detail}); ${RESTORE_ADVICE}`;
+    case "schedule":
+      return `schedule ${JSON.stringify(item.scheduleId)}: its record is damaged (${detail}); ${DAMAGED_SCHEDULE_ADVICE(item.scheduleId)}`;
   }
 }
 
-/** `key`'s damage (`detail`) in the operator's terms; undefined when the key is not a workflow record's. */
+/** The damage (`detail`) of the record at `key` in the operator's terms; undefined when the key is not a workflow record's. */
 export function damageText(key: string, detail: string): string | undefined {
-  const of = itemOf(key);
-  return of === undefined ? undefined : `${of.item} is damaged (${detail}); ${of.advice}`;
+  const item = damagedItemOf(key);
+  return item === undefined ? undefined : itemText(item, detail);
 }
 
 const CORRUPTED = /object "([^"]+)" is corrupted \((.*)\); /s;
 
 /**
- * `text` with the `StoreCorruptedError` message it holds (a listing's
- * reason for an item it could not read) put in the operator's terms, or as
- * it is when it holds none.
+ * `text` with the `StoreCorruptedError` message it holds put in the
+ * operator's terms, or as it is when it holds none: for an error that
+ * reached here only as text (the owner's answer to a client's request, a
+ * group listing's reason), where no fields came with it.
  */
 export function withDamageText(text: string): string {
   const m = CORRUPTED.exec(text);

@@ -16,9 +16,10 @@ import type { GroupPage, ListGroupsOptions } from "../../runtime/workflow/groups
 import type { ListRunsOptions, RunPage } from "../../runtime/workflow/runs/run-listing.js";
 import type { RetryOutcome, RetryRunOptions, SignalOutcome } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
+import type { RepairOutcome, RepairRunOptions } from "../../runtime/workflow/runs/repair.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { readGroupSummary, readGroupSummaryOver, type GroupSummary } from "./group-summary.js";
-import { withDamageText } from "./damage-text.js";
+import { runDamageText, withDamageText } from "./damage-text.js";
 import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
@@ -68,9 +69,11 @@ export class RedriveRefusedError extends Error {
   }
 }
 
-/** `page` with each unreadable run's reason in the operator's terms (see damage-text.ts). */
+/** `page` with each unreadable run's reason in the operator's terms, built from its damage's fields (see damage-text.ts). */
 function damageInTerms(page: RunPage): RunPage {
-  return page.unreadable === undefined ? page : { ...page, unreadable: page.unreadable.map((u) => ({ ...u, reason: withDamageText(u.reason) })) };
+  return page.unreadable === undefined
+    ? page
+    : { ...page, unreadable: page.unreadable.map((u) => ({ ...u, reason: u.damage === undefined ? u.reason : runDamageText(u.runId, u.damage) })) };
 }
 
 /** What the operations read and write through. */
@@ -208,6 +211,11 @@ export class Operations {
 
   async cancel(runId: string): Promise<CancelResult> {
     return { runId, cancelled: await (await this.#src.client()).cancel(runId) };
+  }
+
+  /** Mends a run whose records are damaged, through the owner (`TaqubaClient.repairRun`); `dryRun` writes nothing. */
+  async repair(runId: string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
+    return (await this.#src.client()).repairRun(runId, opts);
   }
 
   async retryRun(runId: string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {

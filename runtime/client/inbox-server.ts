@@ -407,6 +407,8 @@ export class ClientInbox {
           return this.#target.retryJobMarked(r.runId, mark());
         }
         return cmds.retry(r.runId, r.fromStep === undefined ? {} : { fromStep: r.fromStep }, mark());
+      case "repair":
+        return cmds.repair(r.runId, r.dryRun === true ? { dryRun: true } : {}, mark());
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));
@@ -613,6 +615,7 @@ function subjectOf(r: InboxRequest, q: string): string {
   switch (r.op) {
     case "submit":
     case "cancel":
+    case "repair":
       return `run:${r.runId}`;
     case "retry":
       return r.job === true ? ALONE : `run:${r.runId}`;

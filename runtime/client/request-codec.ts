@@ -9,7 +9,9 @@ import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
 import type { RetryOutcome, RunDebounce, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
-import { InputMismatchError, RunNotFoundError, RunNotRetryableError, ScheduleNotFoundError } from "../workflow/workflow-errors.js";
+import { InputMismatchError, RunNotDamagedError, RunNotFoundError, RunNotRetryableError, ScheduleNotFoundError } from "../workflow/workflow-errors.js";
+import type { RepairOutcome } from "../workflow/runs/repair.js";
+import type { RunDamage } from "../workflow/runs/run-damage.js";
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
 import { MAX_BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
 import { JobNotFoundError } from "../jobs/job-errors.js";
@@ -37,6 +39,7 @@ export type InboxRequest =
   | { readonly op: "cancel"; readonly runId: string }
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
   | { readonly op: "requeueDead"; readonly jobId: string }
+  | { readonly op: "repair"; readonly runId: string; readonly dryRun?: boolean }
   | ScheduleRequest
   | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
   | { readonly op: "groupForget" | "groupRetain"; readonly groupId: string; readonly createdAtMs: number; readonly manifest: boolean }
@@ -79,6 +82,7 @@ export type AnswerValue =
   | ScheduleFire
   | readonly ScheduleFire[]
   | BackfillPart
+  | RepairOutcome
   | boolean
   | number
   | readonly string[];
@@ -288,6 +292,9 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
     }
     case "requeueDead":
       return { op: "requeueDead", jobId: str(m, "jobId") };
+    case "repair":
+      if (m["dryRun"] !== undefined && typeof m["dryRun"] !== "boolean") fail(`field "dryRun" must be a boolean`);
+      return { op: "repair", runId: str(m, "runId"), ...(m["dryRun"] === true ? { dryRun: true } : {}) };
     case "schedule": {
       const scheduleId = str(m, "scheduleId");
       const action = m["action"];
@@ -341,8 +348,30 @@ function isAnswerValue(v: unknown): v is AnswerValue {
   if (Array.isArray(m["fires"]))
     return m["fires"].every(isScheduleFire) && (m["nextFromMs"] === null || (typeof m["nextFromMs"] === "number" && Number.isFinite(m["nextFromMs"])));
   if (typeof m["id"] === "string" && typeof m["cron"] === "string" && typeof m["paused"] === "boolean") return true;
+  if (isRepairOutcome(m)) return true;
   if (typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
+}
+
+const REPAIR_ACTIONS: readonly string[] = ["ended_failed", "end_rewritten", "index_rewritten"] satisfies RepairOutcome["action"][];
+const RUN_RECORD_KINDS: readonly string[] = ["run_record", "step_pointer", "end_record", "index_entry"] satisfies RunDamage["record"][];
+
+function isRepairOutcome(m: Record<string, unknown>): boolean {
+  const damaged = m["damaged"];
+  return (
+    typeof m["runId"] === "string" &&
+    typeof m["action"] === "string" &&
+    REPAIR_ACTIONS.includes(m["action"]) &&
+    typeof m["dryRun"] === "boolean" &&
+    (m["stepJobId"] === undefined || typeof m["stepJobId"] === "string") &&
+    Array.isArray(damaged) &&
+    damaged.every((d: unknown) => {
+      const r = d as Record<string, unknown> | null;
+      return (
+        r !== null && typeof r === "object" && typeof r["record"] === "string" && RUN_RECORD_KINDS.includes(r["record"]) && typeof r["detail"] === "string"
+      );
+    })
+  );
 }
 
 function isScheduleFire(v: unknown): boolean {
@@ -409,6 +438,9 @@ export function rebuildError(e: AnsweredError): Error {
   if (e.code === "RUN_NOT_RETRYABLE" && e.runId !== undefined && isRetryReason(e.reason)) {
     const prefix = `run "${e.runId}" cannot be retried: `;
     return new RunNotRetryableError(e.runId, e.reason, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
+  }
+  if (e.code === "RUN_NOT_DAMAGED" && e.runId !== undefined && (e.reason === "active" || e.reason === "ended" || e.reason === "changing")) {
+    return new RunNotDamagedError(e.runId, e.reason);
   }
   if (e.code === "GROUP_NOT_FOUND" && e.groupId !== undefined) return new GroupNotFoundError(e.groupId);
   if (e.code === "GROUP_RECREATED" && e.groupId !== undefined && e.createdAtMs !== undefined && e.manifestCreatedAtMs !== undefined) {

@@ -31,6 +31,7 @@ import { openStore } from "../store/open-store.js";
 import { bytesAtCall } from "../workflow/bytes-at-call.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { RunId } from "../workflow/runs/run-id.js";
+import type { RepairOutcome, RepairRunOptions } from "../workflow/runs/repair.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
 import type { RunHistory } from "../workflow/runs/run-history.js";
@@ -375,6 +376,25 @@ export class TaqubaClient {
     if (shard !== undefined) return shard.retryRun(id, opts);
     const request: InboxRequest = { op: "retry", runId: id, ...(fromStep === undefined ? {} : { fromStep }) };
     return (await this.#request(request, `retry of run "${id}"`)) as RetryOutcome;
+  }
+
+  /**
+   * Mends a run whose records are damaged (see `WorkflowRuntime.repairRun`),
+   * through the owner's inbox: an active run ends failed with an error
+   * saying it was repaired, an ended run's unreadable end record is
+   * rewritten as failed, a listing entry is rewritten. `dryRun` says what it
+   * would do and writes nothing. The owner's `RunNotDamagedError` (the run's
+   * records read: cancel or retry it) or `RunNotFoundError` is rethrown here.
+   */
+  async repairRun(runId: RunId | string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
+    const id = RunId.parse(runId);
+    if (opts === null || typeof opts !== "object") throw new ValidationError(`repairRun takes options { dryRun?: boolean }, got ${String(opts)}`);
+    if (opts.dryRun !== undefined && typeof opts.dryRun !== "boolean")
+      throw new ValidationError(`repairRun's dryRun must be a boolean, got ${String(opts.dryRun)}`);
+    const shard = this.#runShard(id);
+    if (shard !== undefined) return shard.repairRun(id, opts);
+    const request: InboxRequest = { op: "repair", runId: id, ...(opts.dryRun === true ? { dryRun: true } : {}) };
+    return (await this.#request(request, `repair of run "${id}"`)) as RepairOutcome;
   }
 
   /** Runs a failed or cancelled job again (see `JobRunner.retryJob`), through the owner's inbox. */

@@ -55,6 +55,25 @@ export class RunNotRetryableError extends TaqubaError {
 }
 
 /**
+ * `repairRun` refused: the run's records all read (`reason` says whether it
+ * is active or ended, or `changing` when its records kept changing under
+ * the repair). Nothing was changed: cancel or retry it instead.
+ */
+export class RunNotDamagedError extends TaqubaError {
+  constructor(
+    readonly runId: string,
+    readonly reason: "active" | "ended" | "changing",
+  ) {
+    super(
+      "RUN_NOT_DAMAGED",
+      reason === "changing"
+        ? `run "${runId}" was not repaired: its records changed while the repair read them, so a step is moving it; look at it again with taquba runs show`
+        : `run "${runId}" is not damaged: its records read, so there is nothing to repair; ${reason === "active" ? "cancel it (taquba runs cancel, cancel) to end it" : "retry it (taquba runs retry, retryRun) to run it again"}`,
+    );
+  }
+}
+
+/**
  * `step.children.outcome(signal)`: the child's end says its result (or a
  * whole error text) stayed in the child's result record, and that record
  * cannot be read. `reason`: `removed` (the child's records are gone) or

@@ -33,6 +33,7 @@ import type { FullLogger } from "../logger.js";
 import { submitRun } from "./runs/submit.js";
 import { backfillRunIndex } from "./runs/backfill.js";
 import { retryRun } from "./runs/redrive.js";
+import { repairRun, type RepairOutcome, type RepairRunOptions } from "./runs/repair.js";
 import type { SettlementEffects } from "../queue/effects.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
@@ -69,6 +70,7 @@ export interface MarkedCommands {
   clearSignal(correlationKey: string, mark: AppliedMark<boolean>): Promise<boolean>;
   cancel(runId: RunId | string, mark: AppliedMark<boolean>): Promise<boolean>;
   retry(runId: RunId | string, opts: RetryRunOptions, mark: AppliedMark<RetryOutcome> | undefined, extra?: SettlementEffects): Promise<RetryOutcome>;
+  repair(runId: RunId | string, opts: RepairRunOptions, mark: AppliedMark<RepairOutcome>): Promise<RepairOutcome>;
 }
 
 /**
@@ -442,6 +444,18 @@ export class WorkflowRuntime {
     return retryRun(this.#core, this.#view, runId, opts);
   }
 
+  /**
+   * Mends a run whose records are damaged (see `runs/repair`): an active
+   * run ends failed with an error saying it was repaired, an ended run's
+   * unreadable end record is rewritten as failed, a listing entry is
+   * rewritten. `dryRun` says what it would do and writes nothing. Throws
+   * `RunNotDamagedError` for a run whose records read (cancel or retry it)
+   * and `RunNotFoundError` for a run with no records.
+   */
+  repairRun(runId: RunId | string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
+    return repairRun(this.#core, runId, opts);
+  }
+
   /** Delivers a signal for `correlationKey`, or buffers it durably for the next waiter. */
   signal(correlationKey: string, payload: Uint8Array): Promise<SignalOutcome> {
     return sendSignal(this.#core, correlationKey, payload);
@@ -460,6 +474,7 @@ export class WorkflowRuntime {
       clearSignal: (key, mark) => clearBufferedSignal(core, key, mark),
       cancel: (runId, mark) => cancelRun(core, this.#view, runId, mark),
       retry: (runId, opts, mark, extra) => retryRun(core, this.#view, runId, opts, mark, extra),
+      repair: (runId, opts, mark) => repairRun(core, runId, opts, mark),
     };
   }
 

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
-import { damageText, withDamageText } from "../../operator/inspect/damage-text.js";
+import { damageText, runDamageText, withDamageText } from "../../operator/inspect/damage-text.js";
+import { damagedItemOf } from "../../runtime/workflow/runs/run-damage.js";
 import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { runIndexKey } from "../../runtime/workflow/runs/run-index.js";
 
@@ -26,12 +27,30 @@ describe("damageText", () => {
     expect(text).toMatch(new RegExp(`^${item.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is damaged \\(it holds -1\\); `));
     expect(text).not.toContain("workflow/");
     expect(text).toMatch(key.includes("schedules") ? /taquba schedules remove/ : /restore the store from a backup/);
+    if (item.startsWith("run ")) expect(text).toContain('taquba runs repair "r-1"');
+  });
+
+  it("a listing's damaged run is put in words from its fields alone", () => {
+    expect(runDamageText("r-1", { record: "index_entry", detail: "its key is malformed" })).toMatch(
+      /^run "r-1": its listing entry is damaged \(its key is malformed\); mend it with taquba runs repair "r-1" /,
+    );
+  });
+
+  it.each([
+    [runKey(Q, "a/b"), { kind: "run", runId: "a/b", record: "run_record" }],
+    [runIndexKey(Q, 1, "r-1"), { kind: "run", runId: "r-1", record: "index_entry" }],
+    [`workflow/children/${Q}/p-1/c-1`, { kind: "child_entry", parentRunId: "p-1" }],
+    [`workflow/runs/${Q}`, undefined],
+    [`workflow/runs/${Q}/`, undefined],
+    ["seg/0001", undefined],
+  ])("the workflow layer says what %s names", (key, item) => {
+    expect(damagedItemOf(key)).toEqual(item);
   });
 
   it("a listing's reason is rewritten where it quotes the error, and other text is left alone", () => {
     const err = new StoreCorruptedError(stepPointerKey(Q, "r-1"), "step pointer holds step -1, not a step index (a whole number from 0 up)");
     expect(withDamageText(`group "g" could not be counted: ${err.message}`)).toBe(
-      `group "g" could not be counted: run "r-1": its step pointer is damaged (step pointer holds step -1, not a step index (a whole number from 0 up)); ${damageText("workflow/steps/q/x", "d")!.split("; ").slice(1).join("; ")}`,
+      `group "g" could not be counted: run "r-1": its step pointer is damaged (step pointer holds step -1, not a step index (a whole number from 0 up)); ${damageText(stepPointerKey(Q, "r-1"), "d")!.split("; ").slice(1).join("; ")}`,
     );
     for (const other of ["the owner did not answer", new StoreCorruptedError("segments/0001.seg", "bad checksum").message])
       expect(withDamageText(other)).toBe(other);

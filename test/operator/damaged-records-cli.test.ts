@@ -141,6 +141,19 @@ async function checkPages(address: string): Promise<void> {
     }
     await page.goto(`${address}#/run/bad-pointer`);
     await waitText(page, "#page-error", "holds step -1");
+    // The damaged run's page offers the repair: the question names the damage (from a dry run), and the run then shows as failed.
+    const dialogs: string[] = [];
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.click('button[data-action="repair"]');
+    await waitText(page, "main", "repaired by an operator: its step pointer was damaged");
+    expect(dialogs).toEqual([
+      expect.stringMatching(
+        /^Repair run bad-pointer\? its step pointer is damaged \(step pointer holds step -1.*\)\. It ends failed, saying it was repaired\.$/,
+      ),
+    ]);
     await page.goto(`${address}#/groups`);
     await waitText(page, "[data-unreadable=batch]", "end time of -1");
     await page.goto(`${address}#/waiting`);
@@ -192,7 +205,9 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
     expect(shown.err).toContain(id);
     expect(shown.err).toMatch(says);
     expect(shown.err).toContain(`run "${id}": its `);
-    expect(shown.err).toMatch(/is damaged \(.*\); restore the store from a backup to mend it; the other runs are not affected/);
+    expect(shown.err).toMatch(
+      new RegExp(`is damaged \\(.*\\); mend it with taquba runs repair "${id}" .* or restore the store from a backup; the other runs are not affected`),
+    );
     expect(shown.err).not.toContain("workflow/");
   }
   expect((await cli("runs show", "ok-ended")).code).toBe(EXIT.ok);

@@ -99,6 +99,10 @@ function oneOfEach(input: (v: unknown) => Uint8Array): Record<InboxRequest["op"]
     ],
     job: [{ op: "job", job: { name: "no-such-job", payload: input({}), runOptions: {}, runId: "j-all" } }],
     requeueDead: [{ op: "requeueDead", jobId: "no-such-job" }],
+    repair: [
+      { op: "repair", runId: "r-all", dryRun: true },
+      { op: "repair", runId: "no-such-run" },
+    ],
     schedule: [
       { op: "schedule", action: "pause", scheduleId: "no-such-schedule" },
       { op: "schedule", action: "backfill", scheduleId: "no-such-schedule", fromMs: 0, toMs: 1 },

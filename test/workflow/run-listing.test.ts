@@ -227,6 +227,14 @@ describe("listRuns", () => {
     const failed = await env.runtime.listRuns({ state: "failed" });
     expect(failed.runs.map((r) => r.runId)).toEqual(["r-fail"]);
     expect(failed.unreadable?.map((u) => u.runId)).toEqual(["r-boom"]);
+    // Each carries which record is damaged and what is wrong with it, as fields.
+    expect(page.unreadable?.find((u) => u.runId === "r-boom")?.damage).toEqual({ record: "index_entry", detail: expect.stringMatching(/run index entry/) });
+    expect(page.unreadable?.find((u) => u.runId === "not-a-suffix")?.damage).toEqual({ record: "index_entry", detail: "its key is malformed" });
+    expect(failed.unreadable?.[0]?.damage?.record).toBe("index_entry");
+    // The repair rewrites the entry from the run's own records; the run is listed again, as it ended.
+    expect(await env.runtime.repairRun("r-boom")).toMatchObject({ action: "index_rewritten", damaged: [{ record: "index_entry" }] });
+    expect((await env.runtime.listRuns({ state: "failed" })).runs.map((r) => r.runId).sort()).toEqual(["r-boom", "r-fail"]);
+    await expect(env.runtime.repairRun("r-boom")).rejects.toMatchObject({ code: "RUN_NOT_DAMAGED", reason: "ended" });
     await env.stop();
   });
 

@@ -1,11 +1,12 @@
 /**
- * @module `taquba runs list|show|cancel|retry`: the step queue's runs,
- * newest first; one run's detail and timeline; its cancellation and its
- * retry through the owner.
+ * @module `taquba runs list|show|cancel|retry|repair`: the step queue's
+ * runs, newest first; one run's detail and timeline; its cancellation, its
+ * retry and the repair of its damaged records through the owner.
  */
 import type { RunPage, RunRow } from "../../../runtime/workflow/runs/run-listing.js";
 import { RUN_LIST_STATES, type RunListState } from "../../../runtime/workflow/runs/run-listing.js";
 import { Operations } from "../../inspect/operations.js";
+import { RECORD_WORDS, type RepairOutcome } from "../../../runtime/workflow/runs/repair.js";
 import { EXIT } from "../exit-codes.js";
 import { clean, formatTime, table, toJson, type OperatorIo } from "../output.js";
 import { stringOption, UsageError, type Command, type CommandContext, type CommandOption } from "../registry.js";
@@ -153,4 +154,32 @@ const retry: Command = {
   },
 };
 
-export const runsCommands: readonly Command[] = [list, show, cancel, retry];
+/** What a repair did (or would do), in words. */
+export function repairText(out: RepairOutcome): string {
+  const damage = out.damaged.map((d) => `its ${RECORD_WORDS[d.record]} is damaged (${d.detail})`).join("; ");
+  const id = clean(out.runId);
+  const job = out.stepJobId === undefined ? "" : `, its step job ${clean(out.stepJobId)} ${out.dryRun ? "would be" : "is"} removed (or stopped when running)`;
+  const did =
+    out.action === "ended_failed"
+      ? `${out.dryRun ? "would end" : "ended"} failed, saying it was repaired${job}`
+      : out.action === "end_rewritten"
+        ? `its end record ${out.dryRun ? "would be" : "was"} rewritten: the run ended failed, saying it was repaired`
+        : `its listing entry ${out.dryRun ? "would be" : "was"} rewritten; the run itself is not changed`;
+  return `run ${id}: ${clean(damage)}\n${out.dryRun ? "dry run, nothing written: the repair" : "repaired: the run"} ${did}`;
+}
+
+const repair: Command = {
+  path: ["runs", "repair"],
+  operands: "<runId>",
+  arity: [1, 1],
+  summary: "mend a run whose records are damaged: it ends failed, saying it was repaired (through the owner; see --dry-run)",
+  options: { "dry-run": { type: "boolean", description: "say what the repair would do, writing nothing" } },
+  async run(ctx) {
+    const runId = ctx.operands[0]!;
+    const out = await new Operations(ctx.session).repair(runId, ctx.options["dry-run"] === true ? { dryRun: true } : {});
+    ctx.io.out(ctx.json ? toJson(out) : repairText(out));
+    return EXIT.ok;
+  },
+};
+
+export const runsCommands: readonly Command[] = [list, show, cancel, retry, repair];

@@ -31,7 +31,7 @@ function headers(extra) {
 async function api(path) {
   const res = await fetch(path, { headers: headers() });
   const body = await res.json().catch(() => ({ error: { message: `HTTP ${res.status}` } }));
-  if (!res.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${res.status}`), { status: res.status });
+  if (!res.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${res.status}`), { status: res.status, code: body.error?.code });
   return body;
 }
 
@@ -319,8 +319,41 @@ async function action(question, path, body, done) {
   }
 }
 
+const RECORD_WORDS = { run_record: "run record", step_pointer: "step pointer", end_record: "end record", index_entry: "listing entry" };
+
+/** A run page that could not load because a record of the run is damaged: the error, and the repair through the owner. */
+function damagedRun(id, err) {
+  const enc = encodeURIComponent(id);
+  const repair = async () => {
+    try {
+      const plan = await post(`/api/runs/${enc}/repair`, { dryRun: true });
+      const damage = plan.damaged.map((d) => `its ${RECORD_WORDS[d.record] ?? d.record} is damaged (${d.detail})`).join("; ");
+      const what =
+        plan.action === "ended_failed"
+          ? "It ends failed, saying it was repaired."
+          : plan.action === "end_rewritten"
+            ? "Its end record is rewritten: it ended failed."
+            : "Its listing entry is rewritten; the run is not changed.";
+      await action(`Repair run ${id}? ${damage}. ${what}`, `/api/runs/${enc}/repair`, {}, () => `run ${id} repaired`);
+    } catch (e) {
+      toast(e.message, true);
+    }
+  };
+  return [
+    h("h1", {}, "Could not load this page"),
+    h("p", { class: "error", id: "page-error" }, err.message),
+    h("div", { class: "toolbar" }, h("button", { class: "danger", "data-action": "repair", onclick: repair }, "Repair run")),
+  ];
+}
+
 async function run(id) {
-  const d = await api(`/api/runs/${encodeURIComponent(id)}`);
+  let d;
+  try {
+    d = await api(`/api/runs/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (err.code === "STORE_CORRUPTED") return damagedRun(id, err);
+    throw err;
+  }
   const enc = encodeURIComponent(d.runId);
   const buttons = [];
   if (ACTIVE.has(d.state) && d.state !== "cancelling") {

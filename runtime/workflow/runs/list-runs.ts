@@ -27,6 +27,7 @@ import type { RunId } from "./run-id.js";
 import { activeView, checkListOptions, rowOf, type CheckedListOptions } from "./run-rows.js";
 import type { RunPage, RunRow, UnreadableRun } from "./run-listing.js";
 import type { TerminalStatus } from "./run-types.js";
+import { runDamageOf } from "./run-damage.js";
 
 /** The reads a listing makes (a `WorkflowView` provides them). */
 export interface RunReads {
@@ -80,7 +81,11 @@ export async function listRuns(reads: RunReads, options: unknown, what = "listRu
       examined++;
       last = suffix;
       if (parsed === undefined) {
-        unreadable.push({ runId: suffix.slice(16) || suffix, reason: "the index entry's key is malformed" });
+        unreadable.push({
+          runId: suffix.slice(16) || suffix,
+          reason: "the index entry's key is malformed",
+          damage: { record: "index_entry", detail: "its key is malformed" },
+        });
         continue;
       }
       if (o.after !== undefined && parsed.submittedAtMs < o.after) return done(runs, unreadable, undefined);
@@ -88,7 +93,8 @@ export async function listRuns(reads: RunReads, options: unknown, what = "listRu
         const row = await readRow(reads, parsed.runId as RunId, parsed.submittedAtMs, scan.kind === "all" ? e.value : undefined);
         if (row !== undefined && matches(row, o, only)) runs.push(row);
       } catch (err) {
-        unreadable.push({ runId: parsed.runId, reason: err instanceof Error ? err.message : String(err) });
+        const damage = runDamageOf(err, parsed.runId);
+        unreadable.push({ runId: parsed.runId, reason: err instanceof Error ? err.message : String(err), ...(damage === undefined ? {} : { damage }) });
       }
     }
     if (page.nextCursor === undefined) return done(runs, unreadable, undefined);

@@ -7,6 +7,7 @@
 import type { WaitingReason } from "../../queue/types.js";
 import type { RunErrorKind } from "./run-types.js";
 import type { RunId } from "./run-id.js";
+import type { RunDamage } from "./run-damage.js";
 
 /**
  * The states a listing reports and filters on:
@@ -103,6 +104,8 @@ export interface RunRow {
 export interface UnreadableRun {
   readonly runId: string;
   readonly reason: string;
+  /** Which of the run's records is damaged and what is wrong with it, when a record failed its check (absent for other failures). */
+  readonly damage?: RunDamage;
 }
 
 /** One page of a listing, newest submission first. */
