@@ -17,8 +17,9 @@
  * (an engine poisoned by faults) is restarted too and counted.
  *
  * Every worker appends to one log file (O_APPEND, one short write per
- * line): `submitted` after a submit resolved, `effect` when a memoized
- * computation runs, `stored` when memoized returned, `terminal` from the
+ * line): `submitted` after a submit resolved, `begin` when a step calls
+ * memoized, `effect` when the computation runs, `stored` when memoized
+ * returned, `terminal` from the
  * terminal hook. At the end the parent stops the last worker, opens the
  * store itself without faults and reports:
  * - runs lost: acknowledged submissions with no terminal state (unknown, or still active at the end);
@@ -27,8 +28,10 @@
  * - results lost: succeeded runs whose outcome() is null or wrong, or whose KV effects are missing;
  * - duplicated terminal outcomes: runs the hook saw with two different outcomes;
  * - repeated memoized effects: computations that ran again for the same
- *   memo key, split into those whose earlier run never stored its value
- *   (a kill or fault inside the step: expected) and the rest (a memo lost: a bug).
+ *   memo key, split into those whose read began before any process stored
+ *   the value (a kill or fault inside the step, or a step whose lease ran
+ *   out claimed again beside itself: expected) and those whose read began
+ *   after (a memo lost: a bug).
  *
  * - step jobs done: the step queue's stats against the model of one done job
  *   per step and one for the terminal hook's notification of each succeeded
@@ -49,7 +52,8 @@
  * worker reaches through S3Store), MAX_ATTEMPTS (5, a step's attempt limit:
  * every kill inside a step counts one, so passes with many kills raise it),
  * KILL_FOR_S (no limit: kills stop after this many seconds, and the pass
- * then waits for the runs left to end). The pass ends once every run ended
+ * then waits for the runs left to end), LEASE_MS (3000, the step queue's
+ * lease: shorter ones make a slow step's lease run out while it works). The pass ends once every run ended
  * (with fewer kills than KILLS if the runs ended first) or at TIMEOUT_S.
  * Run: `npx tsx bench/chaos.ts`.
  */
@@ -85,7 +89,7 @@ const logIdOf = (id: string, gen: number) => `${id}.${gen}`;
 const expectedResult = (id: string, gen = 0) => `done:${id}:${memoValue("d", id, gen)}`;
 /** A memoized value names its run and generation: a submission reading an earlier one's memo returns another value. */
 const memoValue = (key: string, id: string, gen: number) => (gen === 0 ? `${key}-${id}` : `${key}-${id}.${gen}`);
-const STEP_QUEUE_CONFIG = { "workflow-steps": { leaseMs: 3_000, backoff: { baseMs: 50, maxMs: 1_000 } } };
+const STEP_QUEUE_CONFIG = { "workflow-steps": { leaseMs: Number(process.env.LEASE_MS ?? 3_000), backoff: { baseMs: 50, maxMs: 1_000 } } };
 /** A run's jobs on the step queue: its five steps and the terminal hook's notification. */
 const JOBS_PER_RUN = 6;
 const MAX_ATTEMPTS = Number(process.env.MAX_ATTEMPTS ?? 5);
@@ -110,11 +114,15 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
   const signalsDue = new Map<string, number>();
   // `effect` and `stored` lines name the submission's memo set: a run id submitted again after a kill
   // cut its `submitted` line may start a second run of one generation, with a set of its own.
+  let calls = 0;
   const once = async (memo: Memo, id: string, gen: number, step: number, key: string): Promise<string> => {
     const lid = logIdOf(id, gen);
     const set = memo.memoSet ?? "-";
+    // Each computation named by its call: a repeat is a lost memo only when its read began after the value was stored.
+    const call = `${pid}.${++calls}`;
+    log(`begin ${lid} ${step} ${key} ${pid} ${set} ${call}`);
     const v = await memo.memoized(key, async () => {
-      log(`effect ${lid} ${step} ${key} ${pid} ${set}`);
+      log(`effect ${lid} ${step} ${key} ${pid} ${set} ${call}`);
       return memoValue(key, id, gen);
     });
     log(`stored ${lid} ${step} ${key} ${pid} ${set}${v === memoValue(key, id, gen) ? "" : " foreign"}`);
@@ -238,6 +246,14 @@ function bundleWorker(): string {
 }
 
 let workerEntry: string | undefined;
+
+/** Every object of `from` put into `to` (a failed S3 pass's store, kept beside its log). */
+async function copyStore(from: ObjectStore, to: ObjectStore): Promise<void> {
+  for await (const o of from.list("")) {
+    const body = await from.get(o.key);
+    if (body !== null) await to.put(o.key, body.body);
+  }
+}
 
 function startWorker(dir: string, runs: number, faultRate: number, seed: number, spec: StoreSpec): ChildProcess {
   workerEntry ??= bundleWorker();
@@ -399,22 +415,26 @@ async function parent(): Promise<void> {
   const duplicated = [...outcomesByRun.values()].filter((s) => s.size > 1).length;
   const hookCalls = lines.filter((l) => l[0] === "terminal").length;
 
-  // Repeated memoized effects: a second `effect` for one memo key. Explained when an earlier
-  // computation of it never reached `stored` in its process (killed, or its write kept failing).
-  const effects = new Map<string, string[]>();
-  const stored = new Set<string>();
-  for (const l of lines) {
-    const key = `${l[1]} ${l[2]} ${l[3]} ${l[5]}`;
-    if (l[0] === "effect") effects.set(key, [...(effects.get(key) ?? []), l[4]!]);
-    if (l[0] === "stored") stored.add(`${key} ${l[4]}`);
-  }
+  // Repeated memoized effects: a second `effect` for one memo key. Explained when its computation's read
+  // began before any process had stored the value: an earlier one was killed or its write kept failing, or it
+  // still ran (a step whose lease ran out is claimed again beside itself; the chaos steps renew none).
+  // Unexplained when the read began after a `stored` line of the key: the value was durable then, so a memo was lost.
+  const effects = new Map<string, number>();
+  const storedAt = new Map<string, number>();
+  const beganAt = new Map<string, number>();
   let repeats = 0;
   let unexplained = 0;
-  for (const [key, pids] of effects) {
-    for (let i = 1; i < pids.length; i++) {
-      repeats++;
-      if (pids.slice(0, i).every((p) => stored.has(`${key} ${p}`))) unexplained++;
-    }
+  for (const [i, l] of lines.entries()) {
+    const key = `${l[1]} ${l[2]} ${l[3]} ${l[5]}`;
+    if (l[0] === "begin") beganAt.set(l[6]!, i);
+    if (l[0] === "stored" && !storedAt.has(key)) storedAt.set(key, i);
+    if (l[0] !== "effect") continue;
+    const seen = effects.get(key) ?? 0;
+    effects.set(key, seen + 1);
+    if (seen === 0) continue;
+    repeats++;
+    const stored = storedAt.get(key);
+    if (stored !== undefined && (beganAt.get(l[6]!) ?? i) > stored) unexplained++;
   }
   // A memoized value of another submission of the run id: its memo set read by a later run.
   const foreign = lines.filter((l) => l[0] === "stored" && l[6] === "foreign").length;
@@ -431,7 +451,7 @@ async function parent(): Promise<void> {
   console.log(`  results lost: ${resultsLost}`);
   console.log(`  duplicated terminal outcomes: ${duplicated} (terminal hook calls: ${hookCalls}, at least once)`);
   console.log(
-    `  repeated memoized effects: ${repeats} (${repeats - unexplained} where an earlier computation never stored its value: a kill or fault inside the step; ${unexplained} otherwise)`,
+    `  repeated memoized effects: ${repeats} (${repeats - unexplained} whose read began before any process stored the value: a kill or fault inside the step, or the step run again beside itself once its lease ran out; ${unexplained} after)`,
   );
   console.log(`  memo values of another submission of the run id read: ${foreign}`);
   console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
@@ -440,8 +460,10 @@ async function parent(): Promise<void> {
   );
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   const failed = runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong;
-  // A failed pass keeps its event log (and a LocalStore pass its store) to read what happened.
-  if (failed) console.log(`  kept for reading: ${dir} (events.log${s3 === undefined ? ", store/" : ""})`);
+  // A failed pass keeps its event log and its store to read what happened: an S3 pass's objects are copied
+  // into a directory a LocalStore opens (s3rver's own directory goes with the server).
+  if (failed && s3 !== undefined) await copyStore(openStore(spec), new LocalStore(join(dir, "store")));
+  if (failed) console.log(`  kept for reading: ${dir} (events.log, store/)`);
   else await rm(dir, { recursive: true, force: true });
   if (workerEntry !== undefined) await rm(workerEntry, { force: true });
   await s3?.stop();

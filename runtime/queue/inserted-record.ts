@@ -83,15 +83,15 @@ const CLAIMED_AT = nameOf("claimedAt");
  * the direct writer does not take goes to `encodeJob`, as it would there.
  */
 export function encodeInsertedJob(r: JobRecord, shared: boolean): Uint8Array {
-  let room = roomFor(r) + HEADERS_ROOM;
+  const fieldsRoom = roomFor(r);
+  let headersBudget = HEADERS_ROOM;
   // A second pass only for a header map past the room the first asked for, with the room it needs.
   for (let pass = 0; pass < 2; pass++) {
-    const out = directChunk(room);
-    const at = directStart();
-    const end = layOut(r, out, directView(), at, at + room);
+    const out = directChunk(fieldsRoom + headersBudget);
+    const end = layOut(r, out, directView(), directStart(), headersBudget);
     if (end >= 0) return directEnd(end, shared);
     if (end === NOT_TAKEN) break;
-    room += headersRoom(r.headers);
+    headersBudget += headersRoom(r.headers);
   }
   return encodeFieldByField(r, shared);
 }
@@ -169,10 +169,13 @@ let fields = 0;
 
 /**
  * Writes `r` into `out` (and its view `words`) from `at` (a fixmap header,
- * then its fields), within `limit`; returns where it ends. `NOT_TAKEN` for
- * a value it does not write, `NO_ROOM` for a header map past `limit`.
+ * then its fields), within `roomFor(r)` and `headersBudget` for the header
+ * map; returns where it ends. `NOT_TAKEN` for a value it does not write,
+ * `NO_ROOM` for a header map past its budget. The map has a budget of its
+ * own, not the record's end: the fields after it need the room `roomFor`
+ * counted for them, and a map filling it would write them past the chunk.
  */
-function layOut(r: JobRecord, out: Uint8Array, words: DataView, at: number, limit: number): number {
+function layOut(r: JobRecord, out: Uint8Array, words: DataView, at: number, headersBudget: number): number {
   fields = 0;
   let p = at + 1;
   p = textField(out, words, p, ID, r.id);
@@ -183,7 +186,7 @@ function layOut(r: JobRecord, out: Uint8Array, words: DataView, at: number, limi
   p = bytesField(out, words, p, PAYLOAD, r.payload);
   p = textField(out, words, p, PAYLOAD_REF, r.payloadRef);
   p = numberField(out, words, p, PAYLOAD_SIZE, r.payloadSize);
-  p = headersField(out, words, p, HEADERS, r.headers, limit);
+  p = headersField(out, words, p, HEADERS, r.headers, headersBudget);
   p = numberField(out, words, p, ATTEMPTS, r.attempts);
   p = numberField(out, words, p, MAX_ATTEMPTS, r.maxAttempts);
   p = numberField(out, words, p, ENQUEUED_AT, r.enqueuedAt);
@@ -228,13 +231,14 @@ function bytesField(out: Uint8Array, words: DataView, p: number, name: Name, v: 
 /** The longest byte string copied unit by unit: shorter than a native copy's call costs. */
 const SHORT_COPY = 64;
 
-/** A plain map of ASCII strings, as the codec writes a header map; `NOT_TAKEN` for any other. */
-function headersField(out: Uint8Array, words: DataView, p: number, name: Name, v: unknown, limit: number): number {
+/** A plain map of ASCII strings, as the codec writes a header map, in at most `budget` bytes; `NOT_TAKEN` for any other. */
+function headersField(out: Uint8Array, words: DataView, p: number, name: Name, v: unknown, budget: number): number {
   if (p < 0 || v === undefined) return p;
   if (v === null || typeof v !== "object" || Object.getPrototypeOf(v) !== Object.prototype) return NOT_TAKEN;
   fields++;
   p = putName(words, p, name);
   const head = p++;
+  const limit = head + budget;
   let n = 0;
   const h = v as Record<string, unknown>;
   for (const k in h) {
