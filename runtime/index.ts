@@ -237,6 +237,7 @@ export type { WorkflowQueue } from "./workflow/queue-port.js";
 // Run groups
 export { RunGroup } from "./workflow/groups/run-group.js";
 export { Schedules, MAX_BACKFILL_TICKS } from "./workflow/schedules/schedules.js";
+export type { ScheduleList, UnreadableSchedule } from "./workflow/schedules/schedules.js";
 export { bindScheduleInput, defineSchedule, scheduleSpecOf, upsertSchedules } from "./typed/schedule-definition.js";
 export type { ScheduleDefinition, ScheduleInputTick, ScheduleTarget, TypedScheduleInputHandler } from "./typed/schedule-definition.js";
 export { MISFIRE_GRACE_MS } from "./workflow/schedules/schedule-types.js";

@@ -21,6 +21,9 @@ afterEach(async () => {
 const DAMAGE: [string, (bytes: Uint8Array) => Uint8Array][] = [
   ["bytes that are no record", () => new Uint8Array([0xc1, 0x00])],
   ["a step priority below 0", (bytes) => pack({ ...(unpack(bytes) as Record<string, unknown>), priority: -1 })],
+  // Past the last instant a Date holds, the schedule's cron finds no next tick: it never ticked, and nothing said why.
+  ["a last tick time past the last instant a Date holds", (bytes) => pack({ ...(unpack(bytes) as Record<string, unknown>), lastTickMs: 8.64e15 + 1 })],
+  ["a last tick time of 2^53-1", (bytes) => pack({ ...(unpack(bytes) as Record<string, unknown>), lastTickMs: Number.MAX_SAFE_INTEGER })],
 ];
 
 describe("a damaged schedule record", () => {

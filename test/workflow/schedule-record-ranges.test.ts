@@ -24,7 +24,10 @@ import {
 } from "../../runtime/workflow/schedules/schedule-record.js";
 
 const T0 = 1_700_000_000_000;
-const NO_TIME = [Number.NaN, Number.POSITIVE_INFINITY, -1, 1e300, 2 ** 53];
+/** The last instant a Date holds: a schedule's next tick past it is none, so a stored time past it would never tick. */
+const LAST_DATE_MS = 8.64e15;
+const NO_TIME = [Number.NaN, Number.POSITIVE_INFINITY, -1, 1e300, 2 ** 53, LAST_DATE_MS + 1, Number.MAX_SAFE_INTEGER];
+const SOME_TIMES = [0, -0, T0, LAST_DATE_MS];
 
 function record(): ScheduleRecord {
   const def = checkScheduleSpec(
@@ -57,10 +60,10 @@ function withValue(path: string[], v: number): Uint8Array {
 
 describe("schedule record numbers outside their range", () => {
   it.each([
-    [["lastTickMs"], NO_TIME, [0, T0]],
-    [["bufferedTickMs"], NO_TIME, [0, T0]],
-    [["lastFailure", "tickMs"], NO_TIME, [0, T0]],
-    [["lastTrigger", "atMs"], NO_TIME, [0, T0]],
+    [["lastTickMs"], NO_TIME, SOME_TIMES],
+    [["bufferedTickMs"], NO_TIME, SOME_TIMES],
+    [["lastFailure", "tickMs"], NO_TIME, SOME_TIMES],
+    [["lastTrigger", "atMs"], NO_TIME, SOME_TIMES],
     [
       ["lastTrigger", "count"],
       [Number.NaN, 0, -1, 1.5, 2 ** 53],
@@ -87,6 +90,42 @@ describe("schedule record numbers outside their range", () => {
       expect((err as Error).message).toMatch(/outside its range/);
     }
     for (const v of good) expect(() => decodeScheduleRecord(withValue(path, v), "k"), `${path.join(".")} = ${v}`).not.toThrow();
+  });
+
+  it("a tick time past the last instant a Date holds is named with its schedule, its range and the way out", () => {
+    for (const v of [LAST_DATE_MS + 1, Number.MAX_SAFE_INTEGER]) {
+      let err: unknown;
+      try {
+        decodeScheduleRecord(withValue(["lastTickMs"], v), "workflow/schedules/q/nightly");
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(StoreCorruptedError);
+      const message = (err as Error).message;
+      expect(message).toContain(
+        `the record of schedule "nightly" has a last tick time of ${v}, outside its range (not a time in ms from 0 to 8640000000000000`,
+      );
+      expect(message).toContain('remove it with schedules.remove("nightly")');
+    }
+  });
+
+  it.each([
+    [["lastTickMs"], (r: ScheduleRecord, v: number) => ({ ...r, lastTickMs: v })],
+    [["bufferedTickMs"], (r: ScheduleRecord, v: number) => ({ ...r, bufferedTickMs: v })],
+    [["lastFailure", "tickMs"], (r: ScheduleRecord, v: number) => ({ ...r, lastFailure: { tickMs: v, error: "boom" } })],
+    [["lastTrigger", "atMs"], (r: ScheduleRecord, v: number) => ({ ...r, lastTrigger: { atMs: v, count: 1 } })],
+  ])("%s outside its range is refused at write, naming the schedule, and written at the edges", (path, set) => {
+    for (const v of NO_TIME) {
+      expect(() => encodeScheduleRecord(set(record(), v)), `${path.join(".")} = ${v}`).toThrow(ValidationError);
+      expect(() => encodeScheduleRecord(set(record(), v)), `${path.join(".")} = ${v}`).toThrow(/schedule "s" has .* outside its range .*; nothing was written/);
+    }
+    for (const v of SOME_TIMES) {
+      const read = decodeScheduleRecord(encodeScheduleRecord(set(record(), v)), "k");
+      let at: unknown = read;
+      for (const p of path) at = (at as Record<string, unknown>)[p];
+      // -0 is written as 0, the same tick.
+      expect(at === v, `${path.join(".")} = ${v} read as ${String(at)}`).toBe(true);
+    }
   });
 
   it("a step priority of -1 (what an earlier definition check took) is named with its schedule, its range and the way out", () => {

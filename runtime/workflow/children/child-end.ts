@@ -34,18 +34,29 @@ export interface ChildEndPayload extends ChildEnd {
   readonly token?: string;
   /** Where the child's result record of that end lives. */
   readonly memoPrefix?: string;
+  /** The incarnation of the child's pass that ended (absent in ends written before it was kept): its result record names it too. */
+  readonly incarnation?: string;
 }
 
 /** Which termination of the child an end reports. */
 export interface EndSource {
   readonly token: string;
   readonly memoPrefix: string;
+  /** The ended pass's incarnation (its terminal record's). */
+  readonly incarnation?: string | undefined;
 }
 
 /** Encodes the end of a child run, ended by termination `source`, for its parent's signal buffer. */
 export function encodeChildEnd(o: RunOutcome, source: EndSource): Uint8Array {
   const big = o.result !== undefined && o.result.byteLength > MAX_INLINE_RESULT_BYTES;
-  const out: Record<string, unknown> = { runId: o.runId, status: o.status, finalStep: o.finalStep, token: source.token, memoPrefix: source.memoPrefix };
+  const out: Record<string, unknown> = {
+    runId: o.runId,
+    status: o.status,
+    finalStep: o.finalStep,
+    token: source.token,
+    memoPrefix: source.memoPrefix,
+  };
+  if (source.incarnation !== undefined) setOwn(out, "incarnation", source.incarnation);
   // Each optional field set own (see `setOwn`): a setter of Object.prototype named as one would take an assignment.
   if (o.result !== undefined && !big) setOwn(out, "result", o.result);
   if (big) setOwn(out, "resultOmitted", true);
@@ -75,6 +86,7 @@ const CHILD_END_OPTIONAL: readonly (keyof ChildEndPayload)[] = [
   "errorOmitted",
   "token",
   "memoPrefix",
+  "incarnation",
 ];
 
 /** Decodes a child's end; a `StoreCorruptedError` naming `where` when `bytes` is not one. */
@@ -99,7 +111,8 @@ export function decodeChildEnd(bytes: Uint8Array, where: string): ChildEndPayloa
     (r.result === undefined || r.result instanceof Uint8Array) &&
     (r.error === undefined || typeof r.error === "string") &&
     (r.token === undefined || typeof r.token === "string") &&
-    (r.memoPrefix === undefined || typeof r.memoPrefix === "string");
+    (r.memoPrefix === undefined || typeof r.memoPrefix === "string") &&
+    (r.incarnation === undefined || typeof r.incarnation === "string");
   if (!ok) throw new StoreCorruptedError(where, "is not the end of a child run: wait for a child with the completion key its start returned");
   return r as unknown as ChildEndPayload;
 }

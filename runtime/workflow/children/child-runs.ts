@@ -65,6 +65,7 @@ import {
   encodeChildEntry,
   encodeRunRecord,
   isSubmissionId,
+  outcomeRecordOfEnd,
   type ParentClosePolicy,
   type ParentRef,
   type RunRecord,
@@ -435,7 +436,11 @@ class ChildStarts implements ChildRuns {
         const end = outcome ?? { runId, status: known.terminal.status, finalStep: known.terminal.finalStep, headers: {} };
         const buffered = new SettlementEffects().kvPut(
           signalBufferKey(core.queueName, completionKey),
-          encodeChildEnd(end, { token: known.terminal.token, memoPrefix: known.terminal.memoPrefix ?? core.memos.prefix }),
+          encodeChildEnd(end, {
+            token: known.terminal.token,
+            memoPrefix: known.terminal.memoPrefix ?? core.memos.prefix,
+            incarnation: known.terminal.incarnation,
+          }),
         );
         if (await core.signalLock.run(completionKey, () => core.queue.kvCompareAndApply([current], buffered))) {
           return { runId, newlyStarted: false, completionKey };
@@ -564,7 +569,7 @@ async function markParent(core: RuntimeCore, parentRunId: string, jobId: string,
 async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunOutcome> {
   if (!(signal instanceof Uint8Array)) throw new ValidationError("children.outcome takes the signal the waiting step was entered with (a Uint8Array)");
   const end = decodeChildEnd(signal, "the signal of this step");
-  const { resultOmitted, errorOmitted, token, memoPrefix, ...rest } = end;
+  const { resultOmitted, errorOmitted, token, memoPrefix, incarnation, ...rest } = end;
   if (resultOmitted !== true && errorOmitted !== true) return { ...rest, headers: {} };
   const full = await recordOfEnd(core, end);
   if (resultOmitted === true && (full === null || full.result === undefined)) {
@@ -589,8 +594,12 @@ async function childOutcome(core: RuntimeCore, signal: Uint8Array): Promise<RunO
  */
 async function recordOfEnd(core: RuntimeCore, end: ChildEndPayload): Promise<RunOutcome | null> {
   if (end.token !== undefined) {
-    const rec = await core.memos.withPrefix(end.memoPrefix ?? core.memos.prefix).readOutcomeRecord(end.runId, end.token);
-    return rec !== null && rec.token === end.token ? rec.outcome : null;
+    const memos = core.memos.withPrefix(end.memoPrefix ?? core.memos.prefix);
+    const named = { token: end.token, incarnation: end.incarnation };
+    let rec = await memos.readOutcomeRecord(end.runId, end.token);
+    // One kept in this process may be an earlier pass's: the store's, read again, is the latest.
+    if (rec !== null && !outcomeRecordOfEnd(rec, named)) rec = await memos.readOutcomeRecord(end.runId, end.token);
+    return rec !== null && outcomeRecordOfEnd(rec, named) ? rec.outcome : null;
   }
   const r = await core.view.records(end.runId);
   if (r.kind !== "terminated" || r.terminal.status !== end.status || r.terminal.finalStep !== end.finalStep) return null;
@@ -600,7 +609,20 @@ async function recordOfEnd(core: RuntimeCore, end: ChildEndPayload): Promise<Run
 /** Why the result record of the child's end `end` cannot be read, from what the child's records say now. */
 async function resultUnavailable(core: RuntimeCore, end: ChildEndPayload): Promise<ChildResultUnavailableError> {
   const what = `it ${end.status} at step ${end.finalStep} with a result too large to travel with its end`;
-  // An end that names its termination is read by it: a re-opening leaves that record in place.
+  // An end that names its termination is read by it: a re-opening leaves that record in place, unless the
+  // later pass's end repeated its token (a step queue that hands a job id out again) and wrote over it.
+  if (end.token !== undefined && end.incarnation !== undefined) {
+    const rec = await core.memos.withPrefix(end.memoPrefix ?? core.memos.prefix).readOutcomeRecord(end.runId, end.token);
+    if (rec !== null && !outcomeRecordOfEnd(rec, { token: end.token, incarnation: end.incarnation })) {
+      return new ChildResultUnavailableError(
+        end.runId,
+        "replaced",
+        `${what}, and it was re-opened since (retryRun) and ended again with the same step job id and attempt (the step queue handed ` +
+          "the job id out again), whose result record took this end's place: this end's result cannot be read again; read the child's " +
+          "latest end with runtime.outcome, or start the child again under a new key",
+      );
+    }
+  }
   if (end.token === undefined) {
     const r = await core.view.records(end.runId);
     if (r.kind === "active" || (r.kind === "terminated" && (r.terminal.status !== end.status || r.terminal.finalStep !== end.finalStep))) {

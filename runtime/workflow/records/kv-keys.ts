@@ -95,8 +95,8 @@ export const terminalMarkersPrefix = (q: string): string => `${TERMINALS_PREFIX}
 
 /** Dedup key of a step job: no two pending or scheduled jobs exist for one step. */
 export const stepDedupKey = (runId: string, step: number): string => `run:${runId}:${step}`;
-/** Dedup key of a run's notification job for one termination. */
-export const terminalDedupKey = (runId: string, token: string): string => `run:${runId}:terminal:${token}`;
+/** Dedup key of a run's notification job for one termination, named by `endDedupName`. */
+export const terminalDedupKey = (runId: string, end: string): string => `run:${runId}:terminal:${end}`;
 
 /** Object prefix of every memo entry of a run (both namespaces), ending in `/`. */
 export const runMemoRoot = (memoPrefix: string, runId: string): string => `${memoPrefix}/memos/${runId}/`;

@@ -198,6 +198,14 @@ export interface InlineOutcome {
 /** The run result record of an outcome too large for the terminal record (see `runResultKey`). */
 export interface OutcomeRecord {
   token: string;
+  /**
+   * The incarnation of the pass whose end wrote it, which its terminal
+   * record holds too: a later pass under the run id may end with the same
+   * token (a caller's `WorkflowQueue` may hand its step the same job id)
+   * and write its record at the same key. Absent in records written before
+   * it was kept.
+   */
+  incarnation?: string;
   outcome: RunOutcome;
 }
 
@@ -597,14 +605,38 @@ export function decodeRunOutcome(bytes: Uint8Array, key: string): RunOutcome {
 }
 
 export function encodeOutcomeRecord(r: OutcomeRecord): Uint8Array {
-  return encodeValue({ token: r.token, outcome: compact({ ...r.outcome }) });
+  return encodeValue(
+    r.incarnation === undefined
+      ? { token: r.token, outcome: compact({ ...r.outcome }) }
+      : { token: r.token, incarnation: r.incarnation, outcome: compact({ ...r.outcome }) },
+  );
 }
 
+const OUTCOME_RECORD_OPTIONAL = fieldsOf<OutcomeRecord>("incarnation");
+
 export function decodeOutcomeRecord(bytes: Uint8Array, key: string): OutcomeRecord {
-  const r = decodeChecked<{ token: string; outcome: unknown }>(bytes, key, "run result record", (v) =>
-    isStr(v.token) && v.outcome !== null && typeof v.outcome === "object" ? undefined : "lacks its token or outcome",
+  const r = decodeChecked<{ token: string; incarnation?: string; outcome: unknown }>(
+    bytes,
+    key,
+    "run result record",
+    (v) => {
+      if (!isStr(v.token) || v.outcome === null || typeof v.outcome !== "object") return "lacks its token or outcome";
+      return absentOr(v.incarnation, isStr) ? undefined : "has a malformed incarnation";
+    },
+    OUTCOME_RECORD_OPTIONAL,
   );
-  return { token: r.token, outcome: decodeRunOutcome(encodeValue(r.outcome), key) };
+  const out: OutcomeRecord = { token: r.token, outcome: decodeRunOutcome(encodeValue(r.outcome), key) };
+  if (r.incarnation !== undefined) out.incarnation = r.incarnation;
+  return out;
+}
+
+/**
+ * Whether the run result record `rec` is the one the end `end` (its
+ * terminal record, or a child's end naming it) wrote: the same token, and
+ * the same incarnation where both name one.
+ */
+export function outcomeRecordOfEnd(rec: OutcomeRecord, end: { readonly token: string; readonly incarnation?: string | undefined }): boolean {
+  return rec.token === end.token && (rec.incarnation === undefined || end.incarnation === undefined || rec.incarnation === end.incarnation);
 }
 
 function stepOutcomeProblem(o: unknown): string | undefined {

@@ -40,6 +40,22 @@ import { ownHeader } from "../../option-values.js";
 import { HEADER_RUN_ID } from "../records/reserved.js";
 import type { RunErrorKind } from "./run-types.js";
 
+/**
+ * What names one end of a run in the dedup keys of the jobs the end
+ * enqueues (its notification, its parent's and its children's wake-ups):
+ * its token, and its pass's drawn incarnation where the run has a drawn
+ * submission. A caller's `WorkflowQueue` may hand a later submission (or a
+ * `retryRun` pass) the job ids an earlier one had, so its end may repeat
+ * the earlier end's token while the earlier end's job is still queued; the
+ * incarnation is drawn for every submission and pass, never reused. A run
+ * without a submission (a record written before submissions were drawn)
+ * keeps the token alone: its incarnation was a job id, no better, and the
+ * key stays the one its earlier ends were enqueued under.
+ */
+export function endDedupName(t: { readonly token: string; readonly incarnation: string; readonly submission?: string | undefined }): string {
+  return t.submission === undefined ? t.token : `${t.token}@${t.incarnation}`;
+}
+
 /** The kinds of end no worker performs, each with its token's prefix. */
 const PREFIX_OF = { cancelled: "cancel:", dead_lettered: "dead:", superseded: "superseded:" } as const;
 

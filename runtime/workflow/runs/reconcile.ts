@@ -32,7 +32,7 @@ import { terminationOfActive } from "./terminal.js";
 import { instruments } from "../../telemetry/metrics.js";
 import type { WorkflowView } from "./workflow-view.js";
 import { ownHeader } from "../../option-values.js";
-import { tokenWithoutWorker } from "./end-tokens.js";
+import { endDedupName, tokenWithoutWorker } from "./end-tokens.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
 /** Terminates the run whose current step is the dead job `jobId`, if any. `true` when it did. */
@@ -81,7 +81,7 @@ export async function reconcileDeadJob(core: RuntimeCore, view: WorkflowView, jo
   const carrier = own ?? {
     queueName: core.queueName,
     payload: new Uint8Array(0),
-    opts: { dedupKey: terminalDedupKey(runId, t.token), headers: { [HEADER_RUN_ID]: runId, [HEADER_NOOP]: "1" } },
+    opts: { dedupKey: terminalDedupKey(runId, endDedupName(t)), headers: { [HEADER_RUN_ID]: runId, [HEADER_NOOP]: "1" } },
   };
   const kvOnly = new SettlementEffects();
   for (const op of effects.kvOps) {

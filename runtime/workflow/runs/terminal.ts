@@ -51,6 +51,7 @@ import { boundText } from "../../logger.js";
 import type { Building } from "../../queue/cancel-state.js";
 import { ownFieldsIfPolluted } from "../../own-fields.js";
 import { inlineHeadersOf } from "./inline-outcome.js";
+import { endDedupName } from "./end-tokens.js";
 
 /**
  * Most characters of a run's error text kept in its terminal and group
@@ -350,8 +351,8 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     // step if it already waits (a later wait consumes the buffer when it registers).
     const key = childCompletionKey(t.parent.runId, t.runId);
     into.kvDelete(childEntryKey(s.queueName, t.parent.runId, t.runId));
-    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix }));
-    into.enqueue(s.queueName, encodeValue(t.parent.runId), endJobOptions(t, `run:${t.runId}:child-ended:${t.token}`, { [HEADER_CHILD_ENDED]: key }));
+    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix, incarnation: t.incarnation }));
+    into.enqueue(s.queueName, encodeValue(t.parent.runId), endJobOptions(t, `run:${t.runId}:child-ended:${endDedupName(t)}`, { [HEADER_CHILD_ENDED]: key }));
   }
   if (t.hasChildren === true) {
     // The submission tells this run's children from those of a later run under its id, should this job come late.
@@ -359,11 +360,11 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
       [HEADER_PARENT_ENDED]: t.runId,
       ...(t.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: t.submission, [HEADER_PARENT_STATUS]: t.status }),
     };
-    into.enqueue(s.queueName, encodeValue(t.status), endJobOptions(t, `run:${t.runId}:parent-ended:${t.token}`, headers));
+    into.enqueue(s.queueName, encodeValue(t.status), endJobOptions(t, `run:${t.runId}:parent-ended:${endDedupName(t)}`, headers));
   }
   if (hookObserves(s.hook, outcome)) {
     const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {
-      dedupKey: terminalDedupKey(t.runId, t.token),
+      dedupKey: terminalDedupKey(t.runId, endDedupName(t)),
       headers: { ...t.traceHeaders, [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
     };
     if (t.priority !== undefined) opts.priority = t.priority;

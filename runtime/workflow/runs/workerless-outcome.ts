@@ -23,6 +23,7 @@ import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "./termi
  * faults retried, then thrown: the end is then not made).
  */
 export async function terminalEffectsWithoutWorker(core: RuntimeCore, t: TerminationInput): Promise<SettlementEffects> {
-  if (t.inline === undefined) await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome: runOutcomeOf(t) });
+  if (t.inline === undefined)
+    await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, incarnation: t.incarnation, outcome: runOutcomeOf(t) });
   return addTerminalEffects(core.terminal, t);
 }

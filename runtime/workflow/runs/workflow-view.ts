@@ -20,6 +20,7 @@ import {
   decodeRunRecord,
   decodeStepPointer,
   decodeTerminalRecord,
+  outcomeRecordOfEnd,
   terminationOf,
   type RunRecord,
   type StepPointer,
@@ -349,10 +350,13 @@ export class WorkflowView {
     if (inline !== null) return inline;
     const memos = this.#memos.withPrefix(terminal.memoPrefix ?? this.#memos.prefix);
     let rec = await memos.readOutcomeRecord(terminal.runId, terminal.token);
-    // Kept from an earlier end under the same token (a redrive since): the store's, read again, is this end's.
-    if (rec !== null && !outcomeOfEnd(rec.outcome, terminal)) rec = await memos.readOutcomeRecord(terminal.runId, terminal.token);
+    // Kept from an earlier end under the same token (a redrive since, or an earlier pass whose step had the
+    // same job id, ended in this process while another one ended this pass): the store's, read again, is this end's.
+    if (rec !== null && !(outcomeRecordOfEnd(rec, terminal) && outcomeOfEnd(rec.outcome, terminal))) {
+      rec = await memos.readOutcomeRecord(terminal.runId, terminal.token);
+    }
     // Read first even for an end without a worker: its token tells it from a worker's only by its form.
-    return rec !== null && rec.token === terminal.token ? rec.outcome : outcomeOfTermination(terminal);
+    return rec !== null && outcomeRecordOfEnd(rec, terminal) ? rec.outcome : outcomeOfTermination(terminal);
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import type { RunDebounce, RunFlow } from "../runs/run-types.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
-import { validateDelay } from "../../time-bounds.js";
+import { MAX_INSTANT_MS, validateDelay } from "../../time-bounds.js";
 import { isDebouncePeriod, isPositiveCount, isStoredTime, MAX_DEBOUNCE_MS } from "../../value-ranges.js";
 import { isPriority, MAX_PRIORITY } from "../../queue/config.js";
 import { ownFieldsIfPolluted, setOwn } from "../../own-fields.js";
@@ -212,6 +212,9 @@ function catchUpProblem(c: unknown): string | undefined {
 }
 
 export function encodeScheduleRecord(r: ScheduleRecord): Uint8Array {
+  const problem = scheduleTimesProblem(r as unknown as Record<string, unknown>);
+  // Past the last instant a Date holds the schedule's cron finds no next tick: stored, it would never tick again, silently.
+  if (problem !== undefined) throw new ValidationError(`schedule ${JSON.stringify(r.id)} ${problem}; nothing was written`);
   const out: Record<string, unknown> = {};
   // Defined where Object.prototype holds the name (see `setOwn`): a setter there would take an assignment.
   for (const [k, v] of Object.entries(r)) if (v !== undefined) setOwn(out, k, v);
@@ -238,7 +241,12 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
   try {
     v = decodeValue(bytes);
   } catch (e) {
-    throw new StoreCorruptedError(key, `schedule record is not MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+    const id = key.slice(key.lastIndexOf("/") + 1);
+    throw new StoreCorruptedError(
+      key,
+      `the record of schedule ${JSON.stringify(id)} is no schedule record (not MessagePack: ${e instanceof Error ? e.message : String(e)})`,
+      DAMAGED_SCHEDULE_ADVICE(id),
+    );
   }
   const r = v as Record<string, unknown> | null;
   // A field left out would read as the one Object.prototype holds, if it holds one: a flow rule or a debounce for every tick.
@@ -253,7 +261,16 @@ export function decodeScheduleRecord(bytes: Uint8Array, key: string): ScheduleRe
 
 const isStr = (x: unknown): x is string => typeof x === "string";
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object";
-const NO_TIME = "not a time in ms from 0 to 2^53-1";
+const NO_TIME = `not a time in ms from 0 to ${MAX_INSTANT_MS}, the last instant a Date holds`;
+
+/**
+ * Whether `v` is a time a schedule record stores: a stored time (see
+ * `isStoredTime`) no later than the last instant a `Date` holds, since the
+ * schedule's next tick is computed from it with `Date`s.
+ */
+function isScheduleTime(v: unknown): v is number {
+  return isStoredTime(v) && v <= MAX_INSTANT_MS;
+}
 
 /** What is wrong with a decoded schedule record, in words that follow "the record of schedule X"; undefined when nothing is. */
 function scheduleRecordProblem(r: unknown): string | undefined {
@@ -275,20 +292,30 @@ function scheduleRecordProblem(r: unknown): string | undefined {
       return `has a debounce window of ${describeValue(r.debounce.periodMs)}, outside its range (whole ms from 1 to ${MAX_DEBOUNCE_MS})`;
   }
   if (typeof r.paused !== "boolean" || typeof r.ticked !== "boolean") return "lacks its paused or ticked flag";
-  if (!isStoredTime(r.lastTickMs)) return `has a last tick time of ${describeValue(r.lastTickMs)}, outside its range (${NO_TIME})`;
   if (r.lastRunId !== null && !isStr(r.lastRunId)) return "has a malformed last run id";
-  if (r.bufferedTickMs !== null && !isStoredTime(r.bufferedTickMs))
-    return `has a buffered tick time of ${describeValue(r.bufferedTickMs)}, outside its range (${NO_TIME})`;
-  if (r.lastFailure !== undefined) {
-    if (!isObject(r.lastFailure) || !isStr(r.lastFailure.error)) return "has a malformed last failure";
-    if (!isStoredTime(r.lastFailure.tickMs)) return `has a last failure's tick time of ${describeValue(r.lastFailure.tickMs)}, outside its range (${NO_TIME})`;
-  }
+  if (r.lastFailure !== undefined && !(isObject(r.lastFailure) && isStr(r.lastFailure.error))) return "has a malformed last failure";
   if (r.lastTrigger !== undefined) {
     if (!isObject(r.lastTrigger)) return "has a malformed last trigger";
-    if (!isStoredTime(r.lastTrigger.atMs)) return `has a last trigger time of ${describeValue(r.lastTrigger.atMs)}, outside its range (${NO_TIME})`;
     if (!isPositiveCount(r.lastTrigger.count))
       return `has a last trigger count of ${describeValue(r.lastTrigger.count)}, outside its range (a whole number from 1 up)`;
   }
+  return scheduleTimesProblem(r);
+}
+
+/**
+ * What is wrong with the times of a schedule record (its last tick, buffered
+ * tick, last failure's tick, last trigger), as `scheduleRecordProblem` words
+ * it: the read's check and the write's.
+ */
+function scheduleTimesProblem(r: Record<string, unknown>): string | undefined {
+  if (!isScheduleTime(r.lastTickMs)) return `has a last tick time of ${describeValue(r.lastTickMs)}, outside its range (${NO_TIME})`;
+  if (r.bufferedTickMs !== null && !isScheduleTime(r.bufferedTickMs))
+    return `has a buffered tick time of ${describeValue(r.bufferedTickMs)}, outside its range (${NO_TIME})`;
+  const failure = r.lastFailure;
+  if (isObject(failure) && !isScheduleTime(failure.tickMs))
+    return `has a last failure's tick time of ${describeValue(failure.tickMs)}, outside its range (${NO_TIME})`;
+  const trigger = r.lastTrigger;
+  if (isObject(trigger) && !isScheduleTime(trigger.atMs)) return `has a last trigger time of ${describeValue(trigger.atMs)}, outside its range (${NO_TIME})`;
   return undefined;
 }
 

@@ -245,11 +245,16 @@ export class Schedules {
    * Every schedule of the step queue with its next and last ticks, by id.
    * On a shard (routed), only the schedules homed there: the copy another
    * shard's runtime keeps has a state no one updates.
+   *
+   * A schedule whose stored record is damaged is left out, logged, and
+   * reported in the listing's `unreadable` (a `StoreCorruptedError` naming
+   * it and the way out): one damaged record does not hide the others, as
+   * it does not stop them ticking.
    */
-  async list(): Promise<ScheduleInfo[]> {
-    const out: ScheduleInfo[] = [];
-    for await (const r of this.#records()) if (this.#isHome(r.id)) out.push(this.#info(r));
-    return out;
+  async list(): Promise<ScheduleList> {
+    const { schedules, unreadable } = await readSchedules(this.#core.queue, this.#core.queueName, this.#core.clock.now(), (id) => this.#isHome(id));
+    for (const u of unreadable) this.#core.log.error({ err: u.error, schedule: u.id }, `schedules.list left out schedule "${u.id}": ${u.error.message}`);
+    return scheduleList(schedules, unreadable);
   }
 
   /** One schedule, or null (also on a shard that is not the schedule's home: ask a TaqubaClient). */
@@ -714,10 +719,6 @@ export class Schedules {
     return bytes === null ? null : decodeScheduleRecord(bytes, key);
   }
 
-  #records(): AsyncIterable<ScheduleRecord> {
-    return scheduleRecords(this.#core.queue, this.#core.queueName);
-  }
-
   #locked<T>(id: string, fn: (current: ScheduleRecord | null) => Promise<T>): Promise<T> {
     if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
       return Promise.reject(new ValidationError(`a schedule id is 1 to 64 characters of [A-Za-z0-9_-], got ${describeValue(id)}`));
@@ -798,15 +799,35 @@ export interface UnreadableSchedule {
 }
 
 /**
+ * What `runtime.schedules.list` returns: the readable schedules, by id, as
+ * an array, and beside them (a property no array method or JSON text sees)
+ * each schedule whose record is damaged.
+ */
+export interface ScheduleList extends Array<ScheduleInfo> {
+  readonly unreadable: readonly UnreadableSchedule[];
+}
+
+function scheduleList(schedules: ScheduleInfo[], unreadable: UnreadableSchedule[]): ScheduleList {
+  Object.defineProperty(schedules, "unreadable", { value: Object.freeze(unreadable), enumerable: false });
+  return schedules as ScheduleList;
+}
+
+/**
  * The schedules of step queue `q` as `list` reports them, from any KV
  * reader (a `QueueReader` in another process too), and apart from them
  * each schedule whose record is damaged: one such record does not hide
  * the others (an operator's listing shows them beside it).
  */
-export async function readSchedules(kv: KvScanner, q: string, nowMs: number): Promise<{ schedules: ScheduleInfo[]; unreadable: UnreadableSchedule[] }> {
+export async function readSchedules(
+  kv: KvScanner,
+  q: string,
+  nowMs: number,
+  listed: (id: string) => boolean = () => true,
+): Promise<{ schedules: ScheduleInfo[]; unreadable: UnreadableSchedule[] }> {
   const schedules: ScheduleInfo[] = [];
   const unreadable: UnreadableSchedule[] = [];
   for await (const e of scheduleEntries(kv, q)) {
+    if (!listed(e.id)) continue;
     try {
       const r = decodeScheduleRecord(e.value, e.key);
       schedules.push(scheduleInfoOf(r, cronTimes(`schedule "${r.id}"`, r.cron, r.timezone), nowMs));

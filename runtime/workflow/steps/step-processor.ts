@@ -487,7 +487,7 @@ async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlo
   t.inline = inlineOutcomeOf(outcome);
   if (t.inline !== undefined) return true;
   try {
-    await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, outcome });
+    await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, incarnation: t.incarnation, outcome });
     return true;
   } catch (e) {
     await retryStep(core, job, slot, log, e, "could not record the run result in the memo store");
