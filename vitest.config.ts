@@ -28,7 +28,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Every child process a test starts ends with that test (test/support/tied-children.ts); a file that leaves a
     // built-in prototype changed fails and the prototype is put back (test/support/built-ins-unchanged.setup.ts).
-    setupFiles: ["test/support/tied-children.setup.ts", "test/support/built-ins-unchanged.setup.ts"],
+    setupFiles: ["test/support/tied-children.setup.ts", "test/support/built-ins-unchanged.setup.ts", "test/support/typed-array-equality.setup.ts"],
     // Two cores: more workers only add contention to the crash tests.
     maxWorkers: 2,
     projects: [

@@ -13,6 +13,7 @@ import type { StoredValue } from "../../runtime/engine/paged-value.js";
 import type { ScanOptions } from "../../runtime/engine/scan.js";
 import { testRandom } from "../support/seed.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const key = (i: number) => `k/${String(i).padStart(5, "0")}`;
 
@@ -166,7 +167,7 @@ describe("a freeze copied in slices", () => {
 describe("an engine with a freeze half copied", () => {
   const tempDir = useTempDirs("taquba-frozen-");
 
-  it("reopens with everything committed, closed between slices, after a checkpoint and without one", async () => {
+  it("reopens with everything committed, closed between slices, after a checkpoint and without one", { timeout: HEAVY_TEST_MS }, async () => {
     const dir = await tempDir();
     const r = testRandom("frozen memtable engine");
     const model = new Map<string, string>();

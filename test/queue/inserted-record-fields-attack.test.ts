@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { type EnqueueOptions, MemoryStore, MockClock, Queue } from "taquba";
 import { MAX_PRIORITY } from "../../runtime/queue/config.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 const NOW = 1_700_000_000_000;
 
@@ -69,7 +70,7 @@ async function expectJobs(queue: Queue, jobs: Map<string, Wanted>, when: string)
   }
 }
 
-describe("an inserted job's record over its optional fields (attack)", () => {
+describe("an inserted job's record over its optional fields (attack)", { timeout: HEAVY_TEST_MS }, () => {
   it("every combination of the optional fields and payloads from empty to offloaded reads back as enqueued, before and after a reopen", async () => {
     const store = new MemoryStore();
     const clock = new MockClock(NOW);
