@@ -99,12 +99,18 @@ for (;;) {
   Atomics.wait(ctl, 0, 0);
   if (ctl[0] === 3) break;
   const p = new TextDecoder().decode(path.subarray(0, ctl[1]));
-  const fd = fs.openSync(p, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o644);
-  fs.fsyncSync(fd);
-  fs.closeSync(fd);
-  Atomics.store(ctl, 0, 2);
+  let failed = 0;
+  try {
+    const fd = fs.openSync(p, C.O_WRONLY | C.O_CREAT | C.O_EXCL, 0o644);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+  } catch (err) {
+    ctl[1] = new TextEncoder().encodeInto(String(err), path).written;
+    failed = 2;
+  }
+  Atomics.store(ctl, 0, 2 + failed);
   Atomics.notify(ctl, 0);
-  Atomics.wait(ctl, 0, 2);
+  Atomics.wait(ctl, 0, 2 + failed);
   if (ctl[0] === 3) break;
 }`,
   { eval: true, workerData: helperBuffer },
@@ -124,8 +130,14 @@ let helperWaits = 0;
 function helperDone(): void {
   if (Atomics.load(helperCtl, 0) === 1) {
     helperWaits++;
-    Atomics.wait(helperCtl, 0, 1);
+    // Bounded: a thread that stopped would otherwise hold this one for ever.
+    const deadline = performance.now() + 60_000;
+    while (Atomics.load(helperCtl, 0) === 1) {
+      if (performance.now() > deadline) throw new Error("the second thread did not answer within 60 s");
+      Atomics.wait(helperCtl, 0, 1, 1_000);
+    }
   }
+  if (Atomics.load(helperCtl, 0) === 4) throw new Error(`the second thread failed: ${new TextDecoder().decode(helperPath.subarray(0, helperCtl[1]))}`);
   Atomics.store(helperCtl, 0, 0);
   Atomics.notify(helperCtl, 0);
 }
