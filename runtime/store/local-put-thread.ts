@@ -6,9 +6,10 @@
  * thread through a futex on a shared buffer and is woken once, by the
  * answer: two thread wake-ups per put instead of four, and the put's
  * metadata calls (0.05-0.3 ms on a loaded disk) off the event loop. The
- * thread answers once the directory fsync returns and closes its files and
- * removes the temporary name after that: none of those changes the put's
- * outcome, and each may wait for the journal on a loaded disk.
+ * thread removes a create-if-absent put's temporary name before the
+ * directory fsync (so the directory on disk never holds it beside the
+ * object's name: local-put-worker.ts), answers once that fsync returns, and
+ * closes its files after that: closing changes nothing on disk.
  *
  * A put may name the next put's temporary file (`next`): the thread creates
  * it after the tidy-up, while the main thread runs what the answer
@@ -245,7 +246,7 @@ export class PutThread {
     const exited = this.#exited!;
     this.#closing = (async () => {
       // The thread ends between puts: one in flight finishes first, and so does the tidy-up the thread makes
-      // after answering (closes, the temporary name's removal), which terminating it could cut short.
+      // after answering (closes, the next put's file), which terminating it could cut short.
       await inFlight?.catch(() => undefined);
       Atomics.store(ctl, SLOT.state, STATE.stop);
       Atomics.notify(ctl, SLOT.state);

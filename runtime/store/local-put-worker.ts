@@ -4,10 +4,17 @@
  * needs no file of its own beside the compiled or bundled module that
  * starts it. It runs a put's system calls synchronously, in the order a
  * put through the thread pool makes them (local-store.ts), except that the
- * closes and the temporary name's removal come after the answer (the crash
- * states are the same: a temporary name survives a crash after the link
- * either way), and answers through the buffer it shares with the main
- * thread (local-put-thread.ts describes the layout).
+ * closes come after the answer, and answers through the buffer it shares
+ * with the main thread (local-put-thread.ts describes the layout).
+ *
+ * A create-if-absent put removes its temporary name before the directory
+ * fsync, as the pool's way does: the fsync then writes the directory with
+ * the object's name alone. Removed after it, the name would stay in the
+ * directory on disk beside the object's until a later write of that block,
+ * while the file's inode on disk (written by the `O_DSYNC` write, before
+ * the link) counts one name: after a power loss on a file system without a
+ * journal, the open's removal of that leftover would then free the file the
+ * object's name points at.
  *
  * A request may name the next put's temporary file: the thread creates it
  * (empty, opened as a put opens its file) after its tidy-up, while the main
@@ -37,7 +44,7 @@ export const SLOT = {
   textLength: 2,
   /** 1 for a create-if-absent put (link), 0 to replace (rename); answer: the outcome, see `OUTCOME`. */
   flags: 3,
-  /** 1 from the answer until the tidy-up after it is done (closes, the temporary name's removal, the next put's file made). */
+  /** 1 from the answer until the tidy-up after it is done (closes, the next put's file made and maybe synced). */
   tidy: 4,
   /** How many files made ahead the thread fsynced (benches and tests). */
   syncedAhead: 5,
@@ -172,6 +179,8 @@ function put() {
     }
     return answer(${OUTCOME.failedBefore}, err);
   }
+  // Before the directory fsync (see the module documentation); a failed removal leaves a leftover, removed at open.
+  if (createOnly) quietly(() => fs.unlinkSync(temp));
   let dfd;
   let syncError;
   try {
@@ -183,11 +192,9 @@ function put() {
   Atomics.store(ctl, ${SLOT.tidy}, 1);
   if (syncError === undefined) answer(${OUTCOME.done});
   else answer(${OUTCOME.failedSync}, syncError);
-  // After the answer: none of these changes what the put did or its durability (a temporary name left by a
-  // crash is removed at open), and each costs a journal handle or a file table lock that a loaded disk makes wait.
+  // After the answer: neither changes what the put did or its durability, and each costs a file table lock.
   if (dfd !== undefined) quietly(() => fs.closeSync(dfd));
   quietly(() => fs.closeSync(fd));
-  if (createOnly) quietly(() => fs.unlinkSync(temp));
   // The next put's file, made while the main thread works on what this answer released; when that fails,
   // the next put creates its own (and meets the same failure there, if it lasts).
   if (next) {

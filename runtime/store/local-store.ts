@@ -485,10 +485,10 @@ export class LocalStore implements ObjectStore {
 
   /**
    * The put made in one trip to the put thread (local-put-thread.ts): the
-   * same calls as `#putOnce`'s, in its order but for the closes and the
-   * temporary name's removal, which come after the answer (a temporary
-   * name survives a crash after the link either way), so the same crash
-   * states, and its errors answered as `#putOnce` answers them.
+   * same calls as `#putOnce`'s, in its order but for the closes, which come
+   * after the answer (the temporary name is removed before the directory
+   * fsync in both), so the same crash states, and its errors answered as
+   * `#putOnce` answers them.
    *
    * From the second put in a row into one directory (a WAL's stream), each
    * asks the thread to make the next one's temporary file ahead, and writes

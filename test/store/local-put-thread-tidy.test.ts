@@ -1,10 +1,12 @@
 /**
- * @module The put thread's tidy-up after its answer (store/local-put-thread.ts):
- * a put resolves once its directory fsync returned, before the thread
- * closes its files and removes the temporary name, and `close()` ends the
- * thread only after that tidy-up. The thread's `unlinkSync` is held on a
- * gate the test opens (the worker's source is wrapped when it starts), so
- * the order is seen without timing.
+ * @module The put thread's order around its answer (store/local-put-thread.ts):
+ * a create-if-absent put's temporary name is removed before the directory
+ * fsync, so the put resolves only once it is gone; the thread closes its
+ * files and makes the next put's file after answering, and `close()` ends
+ * the thread only after that tidy-up. The thread's `unlinkSync` of a
+ * temporary name and its `openSync` of a name ending in `.next` are held
+ * on gates the test opens (the worker's source is wrapped when it starts),
+ * so the order is seen without timing.
  */
 import { existsSync, readdirSync, readlinkSync } from "node:fs";
 import { readdir } from "node:fs/promises";
@@ -15,9 +17,12 @@ import { PutThread } from "../../runtime/store/local-put-thread.js";
 import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { until } from "../support/until.js";
 
-/** One Int32 the thread's removal of a temporary name waits on while it is 0. */
-const gate = vi.hoisted(() => new Int32Array(new SharedArrayBuffer(4)));
+/** Two Int32: the thread's removal of a temporary name waits on the first while it is 0, its creation of a `.next` file on the second. */
+const gate = vi.hoisted(() => new Int32Array(new SharedArrayBuffer(8)));
+const UNLINK = 0;
+const MAKE_NEXT = 1;
 
 vi.mock("node:worker_threads", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:worker_threads")>();
@@ -25,6 +30,8 @@ vi.mock("node:worker_threads", async (importOriginal) => {
 const __fs = require("node:fs");
 const __unlinkSync = __fs.unlinkSync;
 __fs.unlinkSync = (p) => { if (String(p).includes("%tmp.")) Atomics.wait(__gate, 0, 0); return __unlinkSync(p); };
+const __openSync = __fs.openSync;
+__fs.openSync = (p, ...rest) => { if (String(p).endsWith(".next")) Atomics.wait(__gate, 1, 0); return __openSync(p, ...rest); };
 `;
   class GatedWorker extends real.Worker {
     constructor(source: string, opts: { workerData: object } & Record<string, unknown>) {
@@ -36,14 +43,16 @@ __fs.unlinkSync = (p) => { if (String(p).includes("%tmp.")) Atomics.wait(__gate,
 
 const tempDir = useTempDirs("taquba-put-thread-tidy-");
 
-function openGate(): void {
-  Atomics.store(gate, 0, 1);
-  Atomics.notify(gate, 0);
+function openGate(which: number): void {
+  Atomics.store(gate, which, 1);
+  Atomics.notify(gate, which);
 }
 
 afterEach(() => {
-  openGate();
-  Atomics.store(gate, 0, 0);
+  openGate(UNLINK);
+  openGate(MAKE_NEXT);
+  Atomics.store(gate, UNLINK, 0);
+  Atomics.store(gate, MAKE_NEXT, 0);
 });
 
 /** Settles with "pending" when `p` has not settled within `ms`. */
@@ -73,34 +82,50 @@ function descriptorsOf(file: string): number {
 }
 
 describe.skipIf(process.platform !== "linux")("the put thread's tidy-up after its answer", () => {
-  it("a put resolves before the thread removes its temporary name, and close() waits for that removal", async () => {
+  it("a put resolves only once its temporary name is removed, so its directory's fsync never writes that name beside the object's", async () => {
     const dir = await tempDir();
     const thread = new PutThread();
     const temp = join(dir, `%tmp.${process.pid}.1.tidy`);
     const put = thread.put(temp, join(dir, "a"), dir, new Uint8Array([1, 2, 3]), true);
-    // The removal is held: the put must not wait for it.
-    const outcome = await settledWithin(put, 10_000);
-    expect(outcome, "the put must resolve while its temporary name's removal is held").not.toBe("pending");
-    expect(existsSync(join(dir, "a"))).toBe(true);
-    expect(existsSync(temp), "the removal comes after the answer").toBe(true);
-    // close() must not end the thread in the middle of its tidy-up.
+    // The removal is held once the object is linked: the put must wait for it (the directory fsync comes after it).
+    await until("the object is linked", () => existsSync(join(dir, "a")), loadLimitTimeout(10_000));
+    expect(await settledWithin(put, 200), "the put waits for its temporary name's removal").toBe("pending");
+    expect(existsSync(temp), "its removal is held").toBe(true);
+    openGate(UNLINK);
+    await put;
+    expect(existsSync(temp), "gone when the put resolves").toBe(false);
+    expect(readdirSync(dir)).toEqual(["a"]);
+    await thread.close();
+  });
+
+  it("close() waits for the tidy-up after the answer: the next put's file made, then dropped", async () => {
+    const dir = await tempDir();
+    const thread = new PutThread();
+    openGate(UNLINK);
+    const next = join(dir, `%tmp.${process.pid}.2.next`);
+    // The put resolves while the tidy-up after it (making the next put's file) is held.
+    const outcome = await settledWithin(thread.put(join(dir, `%tmp.${process.pid}.1.tidy`), join(dir, "a"), dir, new Uint8Array([1]), true, next), 10_000);
+    expect(outcome, "the put must resolve while the tidy-up is held").not.toBe("pending");
     const closed = thread.close();
     expect(await settledWithin(closed, 200), "close() waits for the tidy-up").toBe("pending");
-    openGate();
+    openGate(MAKE_NEXT);
     await closed;
     expect(thread.running).toBe(false);
-    expect(existsSync(temp), "the tidy-up finished before the thread ended").toBe(false);
-    expect(descriptorsOf(temp), "no descriptor of the put's file is left open").toBe(0);
+    expect(existsSync(next), "the file made ahead is dropped when the thread stops").toBe(false);
+    expect(descriptorsOf(next), "no descriptor of it is left open").toBe(0);
     expect(readdirSync(dir)).toEqual(["a"]);
   });
 
   it("a put made while the thread still tidies up after the last one waits for it, then lands", async () => {
     const dir = await tempDir();
     const thread = new PutThread();
-    await thread.put(join(dir, `%tmp.${process.pid}.1.tidy`), join(dir, "a"), dir, new Uint8Array([1]), true);
+    openGate(UNLINK);
+    const next = join(dir, `%tmp.${process.pid}.2.next`);
+    await thread.put(join(dir, `%tmp.${process.pid}.1.tidy`), join(dir, "a"), dir, new Uint8Array([1]), true, next);
     expect(thread.canTake(1), "the thread takes the next put once it answered").toBe(true);
-    const second = thread.put(join(dir, `%tmp.${process.pid}.2.tidy`), join(dir, "b"), dir, new Uint8Array([2]), true);
-    openGate();
+    const second = thread.put(next, join(dir, "b"), dir, new Uint8Array([2]), true);
+    expect(await settledWithin(second, 200), "the second put waits for the tidy-up that makes its file").toBe("pending");
+    openGate(MAKE_NEXT);
     await second;
     await thread.close();
     expect(readdirSync(dir).sort()).toEqual(["a", "b"]);
@@ -111,11 +136,11 @@ describe.skipIf(process.platform !== "linux")("the put thread's tidy-up after it
     { timeout: loadLimitTimeout(30_000) },
     async (how) => {
       const dir = await tempDir();
-      // The child's thread takes 300 ms to remove the temporary name; the process ends right after the put.
+      // The child's thread takes 300 ms to make the next put's file; the process ends right after the second put.
       const child = startScript(fileURLToPath(new URL("./fixtures/local-put-exit-tidy.ts", import.meta.url)), [dir, how]);
       expect(await child.exited).toEqual({ code: 0, signal: null });
       expect(child.lines).toContain("put through the thread");
-      expect(await readdir(join(dir, "wal%2F"))).toEqual(["1"]);
+      expect((await readdir(join(dir, "wal%2F"))).sort()).toEqual(["1", "2"]);
     },
   );
 });
