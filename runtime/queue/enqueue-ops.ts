@@ -9,6 +9,7 @@ import type { QueueCore } from "./queue-core.js";
 import { insertJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
+import { checkPayloadSizes } from "./payload-limit.js";
 import { enqueuedNowItem, heldItem, ownEnqueueItem } from "./validate-enqueue.js";
 import { payloadSize } from "./payload-at-call.js";
 import { jobKey, userKey } from "./keys.js";
@@ -40,7 +41,7 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
   core.checkOpen();
   // Each item as checked now: a large payload's write is awaited before the insert, and the caller's objects may change meanwhile.
   let own = inBatch ? items.map(checkedBatchItem) : items.map(({ queueName, payload, opts }) => enqueuedNowItem(queueName, payload, opts));
-  if (offloadsAny(core, own)) own = own.map(heldItem);
+  if (offloadsAny(core, own)) own = heldItems(core, own);
   const ready = core.prepare(own);
   // Not awaited when nothing is offloaded: the records are encoded in the call's turn, from the bytes the call saw.
   const prepared = Array.isArray(ready) ? ready : await ready;
@@ -73,6 +74,16 @@ function offloadsAny(core: QueueCore, items: readonly EnqueueItem[]): boolean {
 }
 
 /**
+ * `items` as copies (`heldItem`), once their sizes are checked: a payload
+ * over the queue's limit is refused before a copy of it is made (`prepare`
+ * checks the sizes again for every path).
+ */
+function heldItems(core: QueueCore, items: readonly EnqueueItem[]): EnqueueItem[] {
+  checkPayloadSizes(items, core.maxPayloadBytes);
+  return items.map(heldItem);
+}
+
+/**
  * The items of one enqueue with effects: `own`, then the staged ones. Those
  * hold copies already (`checkedEnqueueItem`), or are checked and copied
  * here when pushed by hand; `own` is copied when an offload awaits.
@@ -82,7 +93,7 @@ function commitItems(core: QueueCore, own: EnqueueItem, staged: readonly Enqueue
   if (core.payloads.threshold === null) return items;
   // An item pushed by hand is read once, here: its checked copy is what the offload test and the commit see.
   for (let i = 1; i < items.length; i++) items[i] = ownEnqueueItem(items[i]!);
-  if (offloadsAny(core, items)) items[0] = heldItem(own);
+  if (offloadsAny(core, items)) items[0] = heldItems(core, [own])[0]!;
   return items;
 }
 
