@@ -11,6 +11,10 @@
  * `STACKS=<family>` (say `STACKS="get j/<id>"`) prints who makes the calls
  * of that family: the runtime's frames of each call's stack, by count.
  *
+ * Last, the look-ups of caller keys among the queue's kept keys
+ * (`KeptStrings.get`, each hashing the key string it is handed), hits and
+ * misses, by the runtime's frames calling them.
+ *
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-key-ops.ts <checkout>`.
  */
@@ -18,6 +22,7 @@ import { loadCheckout, measureOnMemoryStore, STEPS_PER_RUN as M, type Taquba } f
 
 type State = typeof import("../runtime/engine/layered-state.js");
 type EngineModule = typeof import("../runtime/engine/engine.js");
+type KeptModule = typeof import("../runtime/queue/kept-strings.js");
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const N = env("N", 300);
@@ -27,6 +32,7 @@ if (dir === undefined) throw new Error("name a built checkout");
 const L = await loadCheckout<State>(dir, "dist/runtime/engine/layered-state.js");
 const T = await loadCheckout<Taquba>(dir);
 const E = await loadCheckout<EngineModule>(dir, "dist/runtime/engine/engine.js");
+const K = await loadCheckout<KeptModule>(dir, "dist/runtime/queue/kept-strings.js");
 
 const counts = new Map<string, number>();
 const stacks = new Map<string, number>();
@@ -79,6 +85,30 @@ for (const m of ["get", "valueToken"]) {
   };
 }
 
+// Look-ups among the kept keys, by caller: the frames above the queue's key modules.
+const lookups = new Map<string, number>();
+const kproto = K.KeptStrings.prototype as unknown as { get: (this: unknown, name: string) => string | undefined };
+const kget = kproto.get;
+const lookupCallers = (stack: string) =>
+  stack
+    .split("\n")
+    .slice(2)
+    .filter((l) => /\/runtime\//.test(l) && !/(kept-strings|user-keys)\.[jt]s:/.test(l))
+    .slice(0, 3)
+    .map((l) => l.replace(/^\s*at /, "").replace(/\(\S*\/runtime\//, "("))
+    .join(" < ");
+kproto.get = function (this: unknown, name: string) {
+  const found = kget.call(this, name);
+  if (on) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 12;
+    const f = `${found === undefined ? "miss" : "hit "} ${lookupCallers(new Error().stack ?? "")}`;
+    Error.stackTraceLimit = limit;
+    lookups.set(f, (lookups.get(f) ?? 0) + 1);
+  }
+  return found;
+};
+
 await measureOnMemoryStore(T, N, CONC, (m) => {
   on = m;
 });
@@ -98,3 +128,11 @@ console.log(`${(copies / steps).toFixed(2)} engine reads that copy a value out p
 for (const [k, v] of [...stacks].sort((a, b) => b[1] - a[1])) {
   if (v / steps >= 0.005) console.log(`${(v / steps).toFixed(3).padStart(7)} ${k}`);
 }
+let hits = 0;
+let misses = 0;
+for (const [k, v] of [...lookups].sort((a, b) => b[1] - a[1])) {
+  if (k.startsWith("hit")) hits += v;
+  else misses += v;
+  if (v / steps >= 0.005) console.log(`${(v / steps).toFixed(3).padStart(7)} ${k}`);
+}
+console.log(`${(hits / steps).toFixed(3)} hits, ${(misses / steps).toFixed(3)} misses among the kept keys per step`);

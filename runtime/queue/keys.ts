@@ -109,14 +109,23 @@ export const supersededKey = (id: string) => `${SUPERSEDED}${id}`;
 /**
  * `n/<queue>`: one string per queue, kept (every settlement reads and writes
  * it, and a key built afresh is flattened by the engine on its first
- * comparison). Bounded, since queue names come from callers.
+ * comparison). Bounded, since queue names come from callers. The last
+ * queue's key is answered first, by a comparison of the name (most calls
+ * name the queue of the call before), without hashing it for a look-up.
  */
 export function statsKey(queue: string): string {
-  return statsKeys.get(queue) ?? statsKeys.keep(queue, `${STATS}${queue}`);
+  if (queue === lastStatsQueue) return lastStatsKey;
+  const key = statsKeys.get(queue) ?? statsKeys.keep(queue, `${STATS}${queue}`);
+  lastStatsQueue = queue;
+  lastStatsKey = key;
+  return key;
 }
 
 /** At most 1,024 queues' keys held (two generations of 512). */
 const statsKeys = new KeptStrings(512);
+/** The queue `statsKey` was last asked for, and its key. */
+let lastStatsQueue: string | undefined;
+let lastStatsKey = "";
 export const historyKey = (id: string) => `${HISTORY}${id}`;
 export const userKey = (key: string) => `${USER}${key}`;
 

@@ -5,10 +5,41 @@
  */
 import { holdProcess } from "./keep-alive.js";
 
+/**
+ * One `WorkNotifier.wait`: woken by a notify or its signal's abort (as the
+ * signal's listener object), whichever is first. An object, not a closure
+ * bound to a name: where names are kept at run time (esbuild's `keepNames`,
+ * as tsx runs the sources) such a closure costs a definition of its name
+ * each time it is made, once per idle wait of a worker.
+ */
+class WorkWaiter {
+  readonly #waiters: Map<string, Set<WorkWaiter>>;
+  readonly #queue: string;
+  readonly #signal: AbortSignal | undefined;
+  readonly #release: () => void;
+  readonly #resolve: () => void;
+
+  constructor(waiters: Map<string, Set<WorkWaiter>>, queue: string, signal: AbortSignal | undefined, release: () => void, resolve: () => void) {
+    this.#waiters = waiters;
+    this.#queue = queue;
+    this.#signal = signal;
+    this.#release = release;
+    this.#resolve = resolve;
+  }
+
+  /** Ends the wait (a notify, or the signal's abort event): idempotent. */
+  handleEvent(): void {
+    this.#signal?.removeEventListener("abort", this);
+    this.#waiters.get(this.#queue)?.delete(this);
+    this.#release();
+    this.#resolve();
+  }
+}
+
 /** Per-queue epochs: a waiter that read epoch `e` before finding no work waits only if nothing was announced since. */
 export class WorkNotifier {
   readonly #epochs = new Map<string, number>();
-  readonly #waiters = new Map<string, Set<() => void>>();
+  readonly #waiters = new Map<string, Set<WorkWaiter>>();
 
   epoch(queue: string): number {
     return this.#epochs.get(queue) ?? 0;
@@ -20,7 +51,7 @@ export class WorkNotifier {
     const ws = this.#waiters.get(queue);
     if (ws === undefined) return;
     this.#waiters.delete(queue);
-    for (const w of ws) w();
+    for (const w of ws) w.handleEvent();
   }
 
   /**
@@ -37,14 +68,9 @@ export class WorkNotifier {
         set = new Set();
         this.#waiters.set(queue, set);
       }
-      const done = () => {
-        signal?.removeEventListener("abort", done);
-        this.#waiters.get(queue)?.delete(done);
-        release();
-        resolve();
-      };
-      set.add(done);
-      signal?.addEventListener("abort", done, { once: true });
+      const waiter = new WorkWaiter(this.#waiters, queue, signal, release, resolve);
+      set.add(waiter);
+      signal?.addEventListener("abort", waiter, { once: true });
     });
   }
 

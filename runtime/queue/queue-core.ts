@@ -41,6 +41,18 @@ interface ClaimableGroup {
   lookup: Set<string> | undefined;
 }
 
+/**
+ * The reaction that drops `p`'s group once `p` settles. Made here, not bound
+ * to a name where it is used: where names are kept at run time (esbuild's
+ * `keepNames`, as tsx runs the sources) a function bound to a name costs a
+ * definition of that name each time it is made, once per WAL group.
+ */
+function forgetGroup(groups: Map<Promise<void>, ClaimableGroup>, p: Promise<void>): () => void {
+  return () => {
+    groups.delete(p);
+  };
+}
+
 /** The latest time a ULID holds. */
 const ULID_TIME_MAX = 2 ** 48 - 1;
 
@@ -378,9 +390,7 @@ export class QueueCore {
     if (group === undefined) {
       group = { ids: [], lookup: undefined };
       this.#claimableAfter.set(p, group);
-      const forget = () => {
-        this.#claimableAfter.delete(p);
-      };
+      const forget = forgetGroup(this.#claimableAfter, p);
       p.then(forget, forget);
     }
     group.ids.push(id);

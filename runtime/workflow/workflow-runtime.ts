@@ -35,6 +35,7 @@ import { backfillRunIndex } from "./runs/backfill.js";
 import { retryRun } from "./runs/redrive.js";
 import { repairRun, type RepairOutcome, type RepairRunOptions } from "./runs/repair.js";
 import type { SettlementEffects } from "../queue/effects.js";
+import type { KvKeyRef } from "../queue/user-keys.js";
 import type { TerminalHook } from "./terminal-hook/terminal-hook.js";
 import { RunNotFoundError } from "./workflow-errors.js";
 import { WorkflowView } from "./runs/workflow-view.js";
@@ -145,8 +146,9 @@ export class WorkflowRuntime {
     this.#view = new WorkflowView(
       {
         kvGet: (k) => deps.queue.kvGet(k),
-        ...(deps.queue.kvBorrowNow === undefined ? {} : { kvBorrowNow: (k: string) => deps.queue.kvBorrowNow!(k) }),
-        ...(deps.queue.kvTokenNow === undefined ? {} : { kvTokenNow: (k: string) => deps.queue.kvTokenNow!(k) }),
+        ...(deps.queue.kvBorrowNow === undefined ? {} : { kvBorrowNow: (k: string | KvKeyRef) => deps.queue.kvBorrowNow!(k) }),
+        ...(deps.queue.kvTokenNow === undefined ? {} : { kvTokenNow: (k: string | KvKeyRef) => deps.queue.kvTokenNow!(k) }),
+        ...(deps.queue.kvKeyRef === undefined ? {} : { kvKeyRef: (k: string) => deps.queue.kvKeyRef!(k) }),
         job: (id) => deps.queue.view().job(id),
         kvScan: (prefix, opts) => deps.queue.kvScan(prefix, opts),
         attemptHistory: (id) => deps.queue.view().attemptHistory(id),

@@ -16,6 +16,7 @@ import { Engine } from "../../runtime/engine/engine.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
 import { enc, openQueue } from "./helpers.js";
+import { testRandom } from "../support/seed.js";
 
 const claimNext = (): ClaimNext => ({ index: 0, reserve: () => true });
 
@@ -45,6 +46,26 @@ describe("engine keys built once", () => {
 
   it("gives each queue its stats key", () => {
     for (let i = 0; i < 3000; i++) expect(statsKey(`q${i % 1500}`)).toBe(`n/q${i % 1500}`);
+  });
+
+  it("gives each queue its stats key when calls repeat one queue, alternate two, or name queues alike in content and not in object", () => {
+    const names = ["a", "b", "", "a/b", "\u00e9", "\u{1F600}", "ab", "__proto__"];
+    const r = testRandom("stats keys");
+    let last = "";
+    for (let i = 0; i < 5000; i++) {
+      // The last call's queue again, any of the names, two alternating, or a name built anew (an equal string, another object).
+      const pick = r.int(4);
+      const name =
+        pick === 0
+          ? last
+          : pick === 1
+            ? names[r.int(names.length)]!
+            : pick === 2
+              ? ["a", "b"][i % 2]!
+              : `${names[r.int(names.length)]!}${"x".repeat(r.int(2))}`;
+      expect(statsKey(name)).toBe(`n/${name}`);
+      last = name;
+    }
   });
 
   it("maps each caller key to its engine key while keys come and go, and refuses what validateKvKey refuses", () => {

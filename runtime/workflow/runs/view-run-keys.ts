@@ -12,9 +12,18 @@
  * decoded the same terminal record each: it is decoded once per stored
  * value, and read again only when its value token (`Queue.kvTokenNow`)
  * changed.
+ *
+ * Over a source that checks keys once (`Queue.kvKeyRef`), each key is also
+ * held as the queue's reference to it, which the queue reads without
+ * looking the key up among its kept keys (a hash of the string per read).
+ * The references live with the run's keys here, so they leave with them.
  */
+import type { KvKeyRef } from "../../queue/user-keys.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import type { TerminalRecord } from "../records/records.js";
+
+/** A caller key checked once by the queue (`Queue.kvKeyRef`); throws for a key that is not valid. */
+export type KeyRefOf = (key: string) => KvKeyRef;
 
 /**
  * Runs whose keys a view keeps: more than the runs a process usually waits
@@ -29,6 +38,10 @@ export class RunKeysRead {
   readonly run: string;
   readonly pointer: string;
   readonly terminal: string;
+  /** What the view hands the source for each key: the queue's reference when it makes them, else the key. */
+  readonly runRef: string | KvKeyRef;
+  readonly pointerRef: string | KvKeyRef;
+  readonly terminalRef: string | KvKeyRef;
   /**
    * The value token of the terminal record's key (`Queue.kvTokenNow`) in
    * the turn `terminalRecord` was decoded from it: while the key's token is
@@ -44,10 +57,13 @@ export class RunKeysRead {
    */
   terminalDurable: boolean;
 
-  constructor(queueName: string, runId: string) {
+  constructor(queueName: string, runId: string, keyRef?: KeyRefOf) {
     this.run = runKey(queueName, runId);
     this.pointer = stepPointerKey(queueName, runId);
     this.terminal = terminalRecordKey(queueName, runId);
+    this.runRef = refOf(this.run, keyRef);
+    this.pointerRef = refOf(this.pointer, keyRef);
+    this.terminalRef = refOf(this.terminal, keyRef);
     this.terminalToken = undefined;
     this.terminalRecord = undefined;
     this.terminalDurable = false;
@@ -55,18 +71,34 @@ export class RunKeysRead {
 }
 
 /**
+ * `key`'s reference, or `key` itself when there is no maker or the queue
+ * refuses it: a read of the key then fails as it did without references.
+ */
+function refOf(key: string, keyRef: KeyRefOf | undefined): string | KvKeyRef {
+  if (keyRef === undefined) return key;
+  try {
+    return keyRef(key);
+  } catch {
+    return key;
+  }
+}
+
+/**
  * The keys of the runs of one step queue, for the last `kept` runs asked
  * for: a bounded map (oldest first out), so a view that reads millions of
- * runs holds no more than `kept` of them.
+ * runs holds no more than `kept` of them, nor of their key references.
  */
 export class ViewRunKeys {
   readonly #queueName: string;
   readonly #kept: number;
+  readonly #keyRef: KeyRefOf | undefined;
   readonly #byRun = new Map<string, RunKeysRead>();
 
-  constructor(queueName: string, kept = VIEW_RUN_KEYS_KEPT) {
+  /** `keyRef`: the source's maker of key references (`Queue.kvKeyRef`), when it has one. */
+  constructor(queueName: string, kept = VIEW_RUN_KEYS_KEPT, keyRef?: KeyRefOf) {
     this.#queueName = queueName;
     this.#kept = kept;
+    this.#keyRef = keyRef;
   }
 
   /** The keys of `runId` (a run id already parsed). */
@@ -74,7 +106,7 @@ export class ViewRunKeys {
     const m = this.#byRun;
     const found = m.get(runId);
     if (found !== undefined) return found;
-    const keys = new RunKeysRead(this.#queueName, runId);
+    const keys = new RunKeysRead(this.#queueName, runId, this.#keyRef);
     if (m.size >= this.#kept) m.delete(m.keys().next().value as string);
     m.set(runId, keys);
     return keys;

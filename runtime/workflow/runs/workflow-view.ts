@@ -12,7 +12,8 @@ import type { ListRunsOptions, RunPage } from "./run-listing.js";
 import type { RunHistory } from "./run-history.js";
 import type { GroupPage, ListGroupsOptions } from "../groups/group-listing.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
-import { type RunKeysRead, ViewRunKeys } from "./view-run-keys.js";
+import { type KeyRefOf, type RunKeysRead, ViewRunKeys } from "./view-run-keys.js";
+import type { KvKeyRef } from "../../queue/user-keys.js";
 import type { MemoStore } from "../memo/memo.js";
 import {
   checkRunRecordShape,
@@ -56,14 +57,21 @@ export interface WorkflowReadSource {
    * @internal A value lent for one decode in the caller's turn, without a
    * copy (`Queue.kvBorrowNow`): the runtime's own view over its live queue.
    */
-  kvBorrowNow?(key: string): BorrowedBytes | null;
+  kvBorrowNow?(key: string | KvKeyRef): BorrowedBytes | null;
   /**
    * @internal With `kvBorrowNow`: a token for the value of `key` in the
    * caller's turn (`Queue.kvTokenNow`), compared with `===` only; equal
    * tokens mean equal bytes, undefined says nothing. A terminal record is
    * then decoded once per stored value, however often it is read.
    */
-  kvTokenNow?(key: string): unknown;
+  kvTokenNow?(key: string | KvKeyRef): unknown;
+  /**
+   * @internal With `kvBorrowNow`: `key` checked once (`Queue.kvKeyRef`),
+   * handed to the two reads above instead of the key, which they then do
+   * not look up among the queue's kept keys. Made once per run a view
+   * reads, and dropped with its keys (see `ViewRunKeys`).
+   */
+  kvKeyRef?(key: string): KvKeyRef;
 }
 
 /** A run as its records describe it at one moment. */
@@ -80,6 +88,9 @@ export type RunPhase = { kind: "active" } | Exclude<RunRecords, { kind: "active"
 
 const ACTIVE: RunPhase = { kind: "active" };
 
+/** The source's lent read (`kvBorrowNow`), bound to it. */
+type Borrow = (key: string | KvKeyRef) => BorrowedBytes | null;
+
 /**
  * Status and outcome queries over the queue's KV namespace and the memo
  * store. A process without a runtime builds one from a queue reader, a
@@ -94,8 +105,8 @@ export class WorkflowView {
   readonly #src: WorkflowReadSource;
   readonly #memos: MemoStore;
   readonly #queueName: string;
-  readonly #borrow: ((key: string) => BorrowedBytes | null) | undefined;
-  readonly #token: ((key: string) => unknown) | undefined;
+  readonly #borrow: Borrow | undefined;
+  readonly #token: ((key: string | KvKeyRef) => unknown) | undefined;
   /** The keys of the runs read last in this turn (`#stateNow`), built once per run. */
   readonly #runKeys: ViewRunKeys;
 
@@ -106,9 +117,9 @@ export class WorkflowView {
     if (!hasMethods(memos, ["withPrefix", "readOutcomeRecord"]))
       throw new ValidationError(`a WorkflowView reads run results through a MemoStore, got ${describeValue(memos)}`);
     // The optional reads, each asked for once: one whose getter throws is refused by name.
-    const { attemptHistory, durable, kvBorrowNow, kvTokenNow } = readOptions(
+    const { attemptHistory, durable, kvBorrowNow, kvTokenNow, kvKeyRef } = readOptions(
       source,
-      ["attemptHistory", "durable", "kvBorrowNow", "kvTokenNow"],
+      ["attemptHistory", "durable", "kvBorrowNow", "kvTokenNow", "kvKeyRef"],
       "source",
       "a WorkflowReadSource",
     );
@@ -116,9 +127,12 @@ export class WorkflowView {
     checkOptionalFunction("source.durable", durable);
     checkOptionalFunction("source.kvBorrowNow", kvBorrowNow);
     checkOptionalFunction("source.kvTokenNow", kvTokenNow);
+    checkOptionalFunction("source.kvKeyRef", kvKeyRef);
     this.#borrow = kvBorrowNow === undefined ? undefined : (kvBorrowNow as NonNullable<WorkflowReadSource["kvBorrowNow"]>).bind(source);
     this.#token = kvTokenNow === undefined ? undefined : (kvTokenNow as NonNullable<WorkflowReadSource["kvTokenNow"]>).bind(source);
-    this.#runKeys = new ViewRunKeys(queueName);
+    // References only for the lent reads, the ones that take them.
+    const keyRef = kvKeyRef === undefined || kvBorrowNow === undefined ? undefined : (kvKeyRef as KeyRefOf).bind(source);
+    this.#runKeys = new ViewRunKeys(queueName, undefined, keyRef);
     // Reads retry store faults (a reader's source reads the bucket), so one failed read never fails a query.
     this.#src = {
       kvGet: (k) => retryStore(() => source.kvGet(k)),
@@ -201,9 +215,9 @@ export class WorkflowView {
     const borrow = this.#borrow;
     if (borrow === undefined) return undefined;
     const k = this.#runKeys.of(runId);
-    const run = borrow(k.run);
+    const run = borrow(k.runRef);
     if (run === null) return this.#endedNow(k, borrow);
-    const ptr = borrow(k.pointer);
+    const ptr = borrow(k.pointerRef);
     // The pointer is written and removed with the record in one commit: both or neither.
     if (ptr === null) return { kind: "unknown" };
     decodeBorrowed(run, k.run, checkRunRecordShape);
@@ -211,11 +225,11 @@ export class WorkflowView {
     return ACTIVE;
   }
 
-  #stateNow(runId: string, borrow: (key: string) => BorrowedBytes | null): RunState {
+  #stateNow(runId: string, borrow: Borrow): RunState {
     const k = this.#runKeys.of(runId);
-    const run = borrow(k.run);
+    const run = borrow(k.runRef);
     if (run !== null) {
-      const ptr = borrow(k.pointer);
+      const ptr = borrow(k.pointerRef);
       // The pointer is written and removed with the record in one commit: both or neither.
       if (ptr === null) return { kind: "unknown" };
       return { kind: "active", run: decodeBorrowed(run, k.run, decodeRunRecord), pointer: decodeBorrowed(ptr, k.pointer, decodeStepPointer) };
@@ -224,11 +238,11 @@ export class WorkflowView {
   }
 
   /** A run with no run record, read in the caller's turn: terminated, or unknown. */
-  #endedNow(k: RunKeysRead, borrow: (key: string) => BorrowedBytes | null): Exclude<RunState, { kind: "active" }> {
+  #endedNow(k: RunKeysRead, borrow: Borrow): Exclude<RunState, { kind: "active" }> {
     // The wait's end and the outcome read find the same terminal record: decoded once while its token holds.
-    const token = this.#token?.(k.terminal);
+    const token = this.#token?.(k.terminalRef);
     if (token !== undefined && token === k.terminalToken) return { kind: "terminated", terminal: k.terminalRecord! };
-    const t = borrow(k.terminal);
+    const t = borrow(k.terminalRef);
     if (t === null) return { kind: "unknown" };
     const terminal = decodeBorrowed(t, k.terminal, decodeTerminalRecord);
     if (token !== undefined) {
