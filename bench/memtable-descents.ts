@@ -50,7 +50,8 @@ function shadowOf(map: AnyMap): AnyMap {
       keys.push(k);
       values.push(v);
     });
-    s = O.OrderedMap.fromSorted(keys, values, counting);
+    // With the map's key heads (a checkout without them has none), so the shadow descends the trees the map does.
+    s = O.OrderedMap.fromSorted(keys, values, counting, (map as { heads?: import("../runtime/engine/key-heads.js").KeyHeads }).heads);
     shadows.set(map, s);
   }
   return s;

@@ -30,6 +30,10 @@
  * job's delete) with one write over a key each run in flight keeps for its
  * whole chain, as a claimed entry per chain rewritten in place would make.
  *
+ * HEADS=<prefix>,<prefix>... opens the table with those key heads
+ * (`EngineOptions.keyHeads`; the checkout must have them): each prefix's
+ * keys get a tree of their own in the table's map.
+ *
  * (`npm run build` in the checkout first; callgrind prints the total as
  * "Collected".) Without callgrind it prints the wall time per step, which a
  * shared machine makes noisy.
@@ -70,7 +74,11 @@ const RUN_ENDED = "u/workflow/run-ended/workflow-steps/0/";
 const id = (n: number) => `01M8TVYTZPV71T97${n.toString(36).padStart(10, "0")}`;
 const value = new Uint8Array(64);
 
-const t = new Memtable<Uint8Array>();
+const HEADS = process.env.HEADS === undefined || process.env.HEADS === "" ? [] : process.env.HEADS.split(",");
+type KeyHeadsModule = typeof import("../runtime/engine/key-heads.js");
+const heads =
+  HEADS.length === 0 ? undefined : ((await import(pathToFileURL(resolve(dir, "dist/runtime/engine/key-heads.js")).href)) as KeyHeadsModule).KeyHeads.of(HEADS);
+const t = new Memtable<Uint8Array>(heads);
 let next = 0;
 for (let r = 0; r < K; r++) {
   const run = id(next++);
@@ -155,5 +163,5 @@ for (let i = 0; i < N; i++) {
 }
 const ms = performance.now() - t0;
 console.log(
-  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} SLOT=${SLOT} DROP=${DROP || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
+  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} SLOT=${SLOT} DROP=${DROP || "none"} HEADS=${HEADS.join(",") || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
 );

@@ -6,6 +6,7 @@ import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } 
 import { ValidationError } from "../errors.js";
 import { callGuarded, checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, optionFields, readFields } from "../option-values.js";
 import { MAX_STORE_ATTEMPTS } from "../store/request-retry.js";
+import { KeyHeads, keyHeadsProblems, MAX_KEY_HEADS } from "./key-heads.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 import { MAX_WAL_COHORTS } from "./wal-cohorts.js";
@@ -117,6 +118,16 @@ export interface EngineOptions {
    * Default: off (every value stays in memory).
    */
   pageValues?: PageValuesOptions;
+  /**
+   * Key prefixes the caller uses heavily, each given a tree of its own in
+   * the memtable's ordered map, so a search for one of its keys descends
+   * that family's keys instead of every key sharing its first character
+   * (see docs/engine.md, "The memtable"). In memory only: an engine opened
+   * with other prefixes, or none, over the same store reads the same. At
+   * most 32 distinct ASCII strings of 1 to 256 characters, in any order.
+   * Default: none.
+   */
+  keyHeads?: readonly string[];
   /**
    * Called with errors of background work (automatic checkpoints). Default: `console.warn`.
    * A handler that throws, or returns a promise that rejects, is warned about with the error it was given.
@@ -253,6 +264,7 @@ export interface ResolvedEngineOptions {
   segmentBlockBytes: number;
   retry: RetryPolicy;
   pageValues: { keyPrefixes: readonly string[]; minBytes: number; cacheBytes: number; readaheadBytes: number } | undefined;
+  keyHeads: KeyHeads;
   onBackgroundError: (err: unknown) => void;
   clock: TimedClock;
 }
@@ -287,6 +299,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
             cacheBytes: opts.pageValues.cacheBytes ?? 32 * 1024 * 1024,
             readaheadBytes: opts.pageValues.readaheadBytes ?? 1024 * 1024,
           },
+    keyHeads: KeyHeads.of(opts.keyHeads ?? []),
     onBackgroundError: opts.onBackgroundError === undefined ? warnBackgroundError : guardedHandler(opts.onBackgroundError),
     clock: opts.clock === undefined ? SystemClock : timedClock(opts.clock),
   };
@@ -317,6 +330,7 @@ const TOP_KEYS = optionFields<EngineOptions>({
   segmentBlockBytes: true,
   retry: true,
   pageValues: true,
+  keyHeads: true,
   onBackgroundError: true,
   clock: true,
 });
@@ -387,6 +401,19 @@ function snapshot(opts: unknown, problems: string[]): EngineOptions {
       }
     }
     top.pageValues = fields;
+  }
+  const heads = top.keyHeads;
+  if (isOptionArray(heads)) {
+    try {
+      // The length first, as for pageValues.keyPrefixes: a sparse array (or a Proxy) can claim billions of entries.
+      const n = heads.length;
+      top.keyHeads = [];
+      if (!(n <= MAX_KEY_HEADS)) problems.push(`keyHeads may hold at most ${MAX_KEY_HEADS} prefixes, got ${describeValue(n)}`);
+      else top.keyHeads = Array.from({ length: n }, (_, i) => heads[i] as unknown);
+    } catch (err) {
+      top.keyHeads = [];
+      problems.push(`reading keyHeads threw: ${errorText(err)}`);
+    }
   }
   return top as EngineOptions;
 }
@@ -467,6 +494,11 @@ export function validateEngineOptions(given: EngineOptions, what = "engine optio
         problems,
         true,
       );
+  }
+  const heads = opts.keyHeads;
+  if (heads !== undefined) {
+    if (!isOptionArray(heads)) problems.push(`keyHeads must be an array of key prefixes (strings), got ${describeValue(heads)}`);
+    else problems.push(...keyHeadsProblems(heads, "keyHeads"));
   }
   const r = opts.retry;
   if (r !== undefined && !isOptionObject(r)) problems.push(`retry must be an object { attempts?, baseDelayMs?, maxDelayMs? }, got ${describeValue(r)}`);

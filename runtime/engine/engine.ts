@@ -387,7 +387,7 @@ export class Engine {
     // Temporary files of writers killed mid-put; failing to remove them costs only disk space.
     await store.removeLeftovers?.(resolved.prefix).catch((err: unknown) => resolved.onBackgroundError(err));
     await probeConditionalCreate(ctx);
-    const r = await recoverAsWriter(ctx, resolved.pageValues, () => resolved.clock.now(), resolved.memtableKeys);
+    const r = await recoverAsWriter(ctx, resolved.pageValues, () => resolved.clock.now(), resolved.memtableKeys, resolved.keyHeads);
     const engine = ENGINE_GATE.build(() => new Engine(store, resolved, r));
     engine.#maybeCheckpoint();
     return engine;

@@ -44,6 +44,7 @@ import { compareKeys } from "../store/keys.js";
 import { FrozenMemtable } from "./frozen-memtable.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, RunCursor, RunReverseCursor, SPAN_HELD, type ValueSpan } from "./key-run.js";
 import { MAX_PACKED_BYTES, packedBytes, type StoredValue } from "./paged-value.js";
+import type { KeyHeads } from "./key-heads.js";
 import { Memtable } from "./memtable.js";
 import {
   DEFAULT_MEMTABLE_BYTES,
@@ -71,6 +72,8 @@ export interface LayeredStateOptions {
   hold?: HoldInMemtable;
   /** Memtable keys that trigger a freeze, always. Default: chosen within `memtableRange` (memtable-size.ts). */
   memtableKeys?: number;
+  /** Where the memtable's map splits its trees (key-heads.ts). Default: by first code unit. */
+  keyHeads?: KeyHeads;
   /** Without `memtableKeys`, the keys the memtable's size is chosen within. Default 32,768 to 262,144. */
   memtableRange?: MemtableRange;
   /** Estimated memtable bytes (past the entries a freeze kept) that trigger a freeze, whatever its keys. Default 64 MiB. */
@@ -156,7 +159,7 @@ function rangeOption(range: MemtableRange | undefined): MemtableRange {
 
 /** The layered map: see the module documentation. */
 export class LayeredState {
-  #mem = new Memtable<StoredValue>();
+  #mem: Memtable<StoredValue>;
   /** The memtable the last freeze moved aside, until its run is made; below `#mem`, above the runs. */
   #frozen: FrozenMemtable | undefined;
   /** Entries of `#frozen` each write copies (it ends within `FREEZE_COPY_SHARE` of the memtable's keys' writes). */
@@ -256,6 +259,7 @@ export class LayeredState {
   };
 
   constructor(opts: LayeredStateOptions = {}) {
+    this.#mem = new Memtable<StoredValue>(opts.keyHeads);
     this.#hold = opts.hold;
     const fixed = opts.memtableKeys !== undefined && !Number.isNaN(opts.memtableKeys);
     this.#range = fixed ? undefined : rangeOption(opts.memtableRange);
@@ -627,17 +631,17 @@ export class LayeredState {
     let frozen: Memtable<StoredValue>;
     if (held === 0) {
       frozen = mem;
-      this.#mem = new Memtable<StoredValue>();
+      this.#mem = new Memtable<StoredValue>(mem.heads);
     } else if (held < moved) {
       const [keys, values] = listWhere(mem, hold!, true, held);
-      this.#mem = Memtable.fromSorted(keys, values);
+      this.#mem = Memtable.fromSorted(keys, values, mem.heads);
       for (const k of keys) mem.delete(k);
       frozen = mem;
       this.counters.heldListed += held;
     } else {
       const [keys, values] = listWhere(mem, hold!, false, moved);
       for (const k of keys) mem.delete(k);
-      frozen = Memtable.fromSorted(keys, values);
+      frozen = Memtable.fromSorted(keys, values, mem.heads);
     }
     this.#heldAtFreeze = this.#mem.size;
     this.#heldBytes = heldBytes;

@@ -15,21 +15,32 @@
  * Queue and workflow keys are ASCII and never pay for the rebuild.
  */
 import { compareKeys, unitsBelowSurrogates } from "../store/keys.js";
+import { KeyHeads } from "./key-heads.js";
 import { OrderedMap } from "./ordered-map.js";
 
 /** An ordered map of string keys: see the module documentation. No value may be undefined. */
 export class Memtable<V> {
   /** Built-in string order (the map's `undefined` order) until the order switches. */
-  #tree: OrderedMap<V> = new OrderedMap<V>();
+  #tree: OrderedMap<V>;
   /** Whether `#tree` still compares with the built-in order. */
   #plain = true;
 
+  /** An empty table whose map splits its trees at `heads` (key-heads.ts: memory only, nothing stored depends on them). */
+  constructor(heads: KeyHeads = KeyHeads.NONE) {
+    this.#tree = new OrderedMap<V>(undefined, heads);
+  }
+
   /** A table of `keys` (strictly ascending in `compareKeys` order, as a tree yields them) and their `values`, built in O(n). */
-  static fromSorted<V>(keys: string[], values: V[]): Memtable<V> {
-    const t = new Memtable<V>();
+  static fromSorted<V>(keys: string[], values: V[], heads: KeyHeads = KeyHeads.NONE): Memtable<V> {
+    const t = new Memtable<V>(heads);
     t.#plain = keys.every(unitsBelowSurrogates);
-    t.#tree = OrderedMap.fromSorted<V>(keys, values, t.#plain ? undefined : compareKeys);
+    t.#tree = OrderedMap.fromSorted<V>(keys, values, t.#plain ? undefined : compareKeys, heads);
     return t;
+  }
+
+  /** The heads its map splits its trees at. */
+  get heads(): KeyHeads {
+    return this.#tree.heads;
   }
 
   /** The entries in `compareKeys` order, for iteration and `clone`: write through this class, never the tree. Replaced when the order switches. */
@@ -76,6 +87,6 @@ export class Memtable<V> {
       keys.push(k);
       values.push(v);
     });
-    this.#tree = OrderedMap.fromSorted<V>(keys, values, compareKeys);
+    this.#tree = OrderedMap.fromSorted<V>(keys, values, compareKeys, this.#tree.heads);
   }
 }

@@ -28,6 +28,7 @@ import {
   type WalWalk,
 } from "./recovery.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
+import type { KeyHeads } from "./key-heads.js";
 import { ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { createOnce } from "./store-ops.js";
 import { openWrite } from "./store-refusal.js";
@@ -69,12 +70,19 @@ export interface Recovered {
  * old writer's next checkpoint, whose garbage collection then deletes WAL
  * the other opener still needs.
  */
-export async function recoverAsWriter(ctx: StoreContext, policy?: PagePolicy, now: () => number = Date.now, memtableKeys?: number): Promise<Recovered> {
+export async function recoverAsWriter(
+  ctx: StoreContext,
+  policy?: PagePolicy,
+  now: () => number = Date.now,
+  memtableKeys?: number,
+  keyHeads?: KeyHeads,
+): Promise<Recovered> {
   const loadOptions = {
     trackDelta: true,
     checkSegments: true,
     ...(policy === undefined ? {} : { policy }),
     ...(memtableKeys === undefined ? {} : { memtableKeys }),
+    ...(keyHeads === undefined ? {} : { keyHeads }),
   };
   const loaded = await loadState(ctx, loadOptions);
   const race = new ClaimRace(ctx.prefix, now);

@@ -27,6 +27,7 @@
  * is tried only for a few sets after a key went past every key, so a map
  * written in random order pays nothing for it.
  */
+import { KeyHeads } from "./key-heads.js";
 import { PackedKeys } from "./packed-keys.js";
 
 /** An order of string keys; `undefined` stands for the built-in comparison, inlined in the searches. */
@@ -41,15 +42,6 @@ const BULK_FILL = 26;
 
 /** Sets that try the last leaf first after a key past every key: a fill's batches interleave one appending family with others. */
 const APPEND_HINT = 4;
-
-/** Heads: one per first code unit below 128 (the empty key with unit 0's keys, before them), one for every other key. */
-const HEADS = 129;
-
-/** The head of `key`'s tree: its first code unit when below 128 (0 for the empty key), else the last head. */
-function headOf(key: string): number {
-  const u = key.charCodeAt(0);
-  return u < 128 ? u : key.length === 0 ? 0 : HEADS - 1;
-}
 
 /** The keys of a packed leaf: empty and frozen, so a write that forgot to unpack the leaf throws instead of losing keys. */
 const NO_KEYS = Object.freeze([]) as unknown as string[];
@@ -226,36 +218,45 @@ export class OrderedMap<V> {
   #roots: (Node<V> | null)[];
   #size: number;
   readonly #order: KeyOrder;
+  /** Which tree holds a key (key-heads.ts); shared with clones and cursors. */
+  readonly #heads: KeyHeads;
   /** Per head, sets left to try `#appendPastLast` first: refilled by each key past every key of the head, so heads nothing is appended to pay no comparison for it. */
-  readonly #appendHints = new Uint8Array(HEADS);
+  readonly #appendHints: Uint8Array;
   /** The head `#insert` works under. */
   #head = 0;
   /** Set by `#insert`: whether the key was new. A field, so no result object is made per insert. */
   #added = false;
 
-  /** An empty map in `order` (the built-in string comparison when undefined): an order that puts keys by `headOf` first. */
-  constructor(order?: KeyOrder) {
-    this.#roots = new Array<Node<V> | null>(HEADS).fill(null);
+  /** An empty map in `order` (the built-in string comparison when undefined) with `heads` (by default one per first code unit); the order must put keys by head first, as both orders the engine uses do. */
+  constructor(order?: KeyOrder, heads: KeyHeads = KeyHeads.NONE) {
+    this.#heads = heads;
+    this.#roots = new Array<Node<V> | null>(heads.count).fill(null);
+    this.#appendHints = new Uint8Array(heads.count);
     this.#size = 0;
     this.#order = order;
   }
 
+  /** The heads this map's trees are split by. */
+  get heads(): KeyHeads {
+    return this.#heads;
+  }
+
   /** A map of `keys` (strictly ascending in `order`) and their `values`, built in O(n) with room left in each node. Throws a RangeError when the keys are not strictly ascending. */
-  static fromSorted<V>(keys: readonly string[], values: readonly V[], order?: KeyOrder): OrderedMap<V> {
-    const map = new OrderedMap<V>(order);
+  static fromSorted<V>(keys: readonly string[], values: readonly V[], order?: KeyOrder, heads: KeyHeads = KeyHeads.NONE): OrderedMap<V> {
+    const map = new OrderedMap<V>(order, heads);
     const n = keys.length;
     if (n !== values.length) throw new RangeError(`OrderedMap.fromSorted: ${n} keys but ${values.length} values`);
     for (let i = 1; i < n; i++) {
       const a = keys[i - 1]!;
       const b = keys[i]!;
       if (order === undefined ? !(a < b) : order(a, b) >= 0) throw new RangeError(`OrderedMap.fromSorted: keys not strictly ascending at index ${i}`);
-      if (headOf(a) > headOf(b)) throw new RangeError(`OrderedMap.fromSorted: keys at index ${i} not ordered by their first code unit`);
+      if (heads.headOf(a) > heads.headOf(b)) throw new RangeError(`OrderedMap.fromSorted: keys at index ${i} not ordered by their head`);
     }
     // Each head's keys are a contiguous run of the sorted keys.
     for (let from = 0; from < n; ) {
-      const head = headOf(keys[from]!);
+      const head = heads.headOf(keys[from]!);
       let to = from + 1;
-      while (to < n && headOf(keys[to]!) === head) to++;
+      while (to < n && heads.headOf(keys[to]!) === head) to++;
       map.#roots[head] = buildSorted(keys.slice(from, to), values.slice(from, to), order);
       from = to;
     }
@@ -269,7 +270,7 @@ export class OrderedMap<V> {
 
   get(key: string): V | undefined {
     const order = this.#order;
-    let node = this.#roots[headOf(key)] as Node<V> | null;
+    let node = this.#roots[this.#heads.headOf(key)] as Node<V> | null;
     if (node === null) return undefined;
     while (node.children !== null) {
       const i = lowerBound(node.keys, key, order);
@@ -282,7 +283,7 @@ export class OrderedMap<V> {
 
   /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. */
   set(key: string, value: V): boolean {
-    const head = headOf(key);
+    const head = this.#heads.headOf(key);
     const roots = this.#roots;
     let root = roots[head] as Node<V> | null;
     if (root === null) {
@@ -380,7 +381,7 @@ export class OrderedMap<V> {
 
   /** Deletes `key`; false when it was not in the map. */
   delete(key: string): boolean {
-    const head = headOf(key);
+    const head = this.#heads.headOf(key);
     const roots = this.#roots;
     let root = roots[head] as Node<V> | null;
     if (root === null) return false;
@@ -396,7 +397,7 @@ export class OrderedMap<V> {
   /** Whether no head after `head` has keys: its last leaf is then the map's. */
   #lastHead(head: number): boolean {
     const roots = this.#roots;
-    for (let h = head + 1; h < HEADS; h++) if (roots[h] !== null) return false;
+    for (let h = head + 1; h < roots.length; h++) if (roots[h] !== null) return false;
     return true;
   }
 
@@ -459,7 +460,7 @@ export class OrderedMap<V> {
 
   /** A map with the same entries now, that later writes to either do not affect: O(1), nodes are copied when first written. */
   clone(): OrderedMap<V> {
-    const copy = new OrderedMap<V>(this.#order);
+    const copy = new OrderedMap<V>(this.#order, this.#heads);
     const roots = this.#roots;
     for (const root of roots) if (root !== null) root.shared = true;
     copy.#roots = roots.slice();
@@ -469,12 +470,12 @@ export class OrderedMap<V> {
 
   /** Entries from `lo` (inclusive; all when undefined) up, in order. Do not write while iterating. */
   entries(lo?: string): OrderedMapCursor<V> {
-    return new OrderedMapCursor<V>(this.#roots, this.#order, false, lo);
+    return new OrderedMapCursor<V>(this.#roots, this.#heads, this.#order, false, lo);
   }
 
   /** Entries from `hi` (inclusive; all when undefined) down, in reverse order. Do not write while iterating. */
   entriesReversed(hi?: string): OrderedMapCursor<V> {
-    return new OrderedMapCursor<V>(this.#roots, this.#order, true, hi);
+    return new OrderedMapCursor<V>(this.#roots, this.#heads, this.#order, true, hi);
   }
 
   /** How many leaves hold the entries (how full the nodes are: a measure for tests and benchmarks). */
@@ -525,15 +526,15 @@ export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
   #leaf: Node<V> | null = null;
   #i = 0;
 
-  constructor(roots: readonly (Node<V> | null)[], order: KeyOrder, reverse: boolean, bound: string | undefined) {
+  constructor(roots: readonly (Node<V> | null)[], heads: KeyHeads, order: KeyOrder, reverse: boolean, bound: string | undefined) {
     this.#roots = roots;
     this.#reverse = reverse;
     if (bound === undefined) {
-      this.#head = reverse ? HEADS : -1;
+      this.#head = reverse ? roots.length : -1;
       this.#nextHead();
       return;
     }
-    this.#head = headOf(bound);
+    this.#head = heads.headOf(bound);
     const root = roots[this.#head] as Node<V> | null;
     // A head with nothing from the bound on (forward) leaves the iteration to the next head; reversed,
     // the bound's leaf holds a key at or before it unless the head has none, which `next` finds.
@@ -569,7 +570,7 @@ export class OrderedMapCursor<V> implements IterableIterator<[string, V]> {
     const at = this.#at;
     path.length = 0;
     at.length = 0;
-    for (let h = reverse ? this.#head - 1 : this.#head + 1; reverse ? h >= 0 : h < HEADS; h += reverse ? -1 : 1) {
+    for (let h = reverse ? this.#head - 1 : this.#head + 1; reverse ? h >= 0 : h < roots.length; h += reverse ? -1 : 1) {
       let node = roots[h] as Node<V> | null;
       if (node === null) continue;
       this.#head = h;

@@ -34,6 +34,7 @@ import {
 } from "./segment-format.js";
 import { ChangedKeys } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
+import type { KeyHeads } from "./key-heads.js";
 import { holdUntilPaged, ValueArena, type PagePolicy, type StateMap } from "./paged-value.js";
 import { applyOps } from "./apply-ops.js";
 import { isWellFormed, KeyBytes, KeyHasher, KeyRunBuilder } from "./key-run.js";
@@ -203,8 +204,9 @@ export async function loadSegments(
   policy?: PagePolicy,
   onIndex?: (name: string, blocks: readonly SegmentBlockInfo[]) => void,
   memtableKeys?: number,
+  keyHeads?: KeyHeads,
 ): Promise<StateMap | undefined> {
-  const state = newState(policy, memtableKeys);
+  const state = newState(policy, memtableKeys, keyHeads);
   const segments = manifest.segments;
   // Tails while segments keep having usable key sections; whole segments after one that did not.
   // A store without ranged reads returns the whole object for every read: a tail read, and a second for a longer section, would each fetch all of it.
@@ -462,14 +464,16 @@ class BytePrefixes {
 /**
  * An empty state; with a paging `policy`, its memtable keeps the values a
  * checkpoint will page out. `memtableKeys` (the engine's option) sizes its
- * memtable; `stateTuning` still overrides it for tests.
+ * memtable; `stateTuning` still overrides it for tests. `keyHeads` (the
+ * engine's option) splits its memtable's map.
  */
-export function newState(policy?: PagePolicy, givenMemtableKeys?: number): StateMap {
+export function newState(policy?: PagePolicy, givenMemtableKeys?: number, keyHeads?: KeyHeads): StateMap {
   const { idleSlice, memtableRange } = stateTuning;
   const memtableKeys = stateTuning.memtableKeys ?? givenMemtableKeys;
   return new LayeredState({
     ...(policy === undefined ? {} : { hold: holdUntilPaged(policy) }),
     ...(memtableKeys === undefined ? {} : { memtableKeys }),
+    ...(keyHeads === undefined ? {} : { keyHeads }),
     ...(idleSlice === undefined ? {} : { idleSlice }),
     ...(memtableRange === undefined ? {} : { memtableRange }),
   });
@@ -715,6 +719,8 @@ export interface LoadOptions {
   policy?: PagePolicy;
   /** Keys the state's memtable holds before it freezes them into a key run (`EngineOptions.memtableKeys`). */
   memtableKeys?: number;
+  /** Where the state's memtable splits its map (`EngineOptions.keyHeads`). */
+  keyHeads?: KeyHeads;
   /**
    * Load this manifest instead of the newest, under a claim this opener has
    * already published (manifest number `claimed`): only a manifest past the
@@ -755,7 +761,7 @@ export async function loadState(ctx: StoreContext, opts: LoadOptions): Promise<L
   let missingSegment = "";
   const indexes = new Map<string, readonly SegmentBlockInfo[]>();
   const onIndex = opts.policy === undefined ? undefined : (name: string, blocks: readonly SegmentBlockInfo[]) => indexes.set(name, blocks);
-  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex, opts.memtableKeys);
+  const tree = await loadSegments(ctx, manifest, (key) => (missingSegment = key), opts.policy, onIndex, opts.memtableKeys, opts.keyHeads);
   if (tree === undefined) {
     if (await changed()) return undefined;
     throw segmentCorrupted(missingSegment, `it is missing, but manifest ${manifest.id} (the newest) lists it`);

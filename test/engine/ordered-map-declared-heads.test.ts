@@ -1,0 +1,251 @@
+/**
+ * @module The ordered map's trees split at declared key prefixes
+ * (`EngineOptions.keyHeads`, key-heads.ts) against a sorted array: keys at
+ * every edge of each declared family (the prefix itself, the key just
+ * before it, the least key past its family and keys just either side of
+ * that), prefixes that are prefixes of one another, families emptied and
+ * filled again, non-ASCII and lone surrogate keys, the empty key, clones
+ * written on both sides, maps built from sorted entries and a memtable's
+ * switch of order; cursors from bounds in every head in both directions.
+ * Then `KeyHeads` itself: heads ascend with the keys, whatever order the
+ * prefixes are declared in, and the engine's check of the option.
+ */
+import { describe, expect, it } from "vitest";
+import { KeyHeads, keyHeadsProblems } from "../../runtime/engine/key-heads.js";
+import { Memtable } from "../../runtime/engine/memtable.js";
+import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
+import { compareKeys } from "../../runtime/store/keys.js";
+import { testRandom, type TestRandom } from "../support/seed.js";
+import { SortedEntries } from "./fixtures/sorted-entries.js";
+
+const plain = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
+
+/** Declared prefix sets: nested families, neighbours, one-unit prefixes, prefixes ending in U+007F, at unit 0. */
+const DECLARED: readonly (readonly string[])[] = [
+  ["u/workflow/runs/", "u/workflow/steps/", "u/workflow/history/"],
+  ["u/w", "u/w/", "u/w/r", "u/w/r/", "u/w/r/x", "u/x"],
+  ["\u0000", "\u0000a", "\u007f\u007f", "a\u007f", "u", "zz", "~"],
+  ["j/", "c/q/", "c/q0", "c/", "p/q/0"],
+];
+
+/** The least key past every key starting with `p`. */
+const past = (p: string) => p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
+
+/** Keys at and around each prefix's edges, and others of every kind. */
+function stemsOf(prefixes: readonly string[]): string[] {
+  const stems = new Set<string>(["", "\u0000", "/", "a", "u", "v", "\u007f", "\u0080", "\u00e9", "\ud800", "\udfff", "\ue000", "\uffff", "\u{1f600}"]);
+  for (const p of prefixes) {
+    const beyond = past(p);
+    for (const s of [p, p.slice(0, -1), beyond, `${beyond}\u0000`, `${p}\u0000`, `${p}\u007f`, `${p}\u00e9`, `${p}\ud800`, `${p}\uffff`, `${p}\u{1f600}`])
+      stems.add(s);
+  }
+  return [...stems];
+}
+
+function randomKey(r: TestRandom, stems: readonly string[], wide: boolean): string {
+  const usable = wide ? stems : stems.filter((s) => !/[\ud800-\uffff]/.test(s));
+  const stem = usable[r.int(usable.length)]!;
+  return r.int(3) === 0 ? stem : `${stem}${String(r.int(60)).padStart(2, "0")}`;
+}
+
+function same(actual: Iterable<[string, number]>, expected: readonly [string, number][], label: string): void {
+  const got: [string, number][] = [];
+  // Only as many as expected and one more: a cursor that never ends must fail, not hang.
+  for (const e of actual) {
+    got.push(e);
+    if (got.length > expected.length) break;
+  }
+  const at = got.findIndex(([k, v], i) => i >= expected.length || expected[i]![0] !== k || expected[i]![1] !== v);
+  if (at >= 0 || got.length !== expected.length) {
+    const i = at >= 0 ? at : got.length;
+    expect(got[i], `${label}: entry ${i} of ${got.length} (expected ${expected.length})`).toEqual(expected[i]);
+  }
+}
+
+interface Mapish {
+  readonly size: number;
+  get(key: string): number | undefined;
+  entries(lo?: string): Iterable<[string, number]>;
+  entriesReversed(hi?: string): Iterable<[string, number]>;
+  forEachPair(fn: (key: string, value: number) => void): void;
+}
+
+function check(r: TestRandom, map: Mapish, model: SortedEntries, stems: readonly string[], wide: boolean, label: string): void {
+  expect(map.size, label).toBe(model.entries.length);
+  same(map.entries(), model.entries, `${label}, all`);
+  same(map.entriesReversed(), [...model.entries].reverse(), `${label}, all reversed`);
+  const pairs: [string, number][] = [];
+  map.forEachPair((k, v) => pairs.push([k, v]));
+  same(pairs, model.entries, `${label}, forEachPair`);
+  // Every stem as a bound (each edge of each head), then random ones.
+  const bounds = [...stems.filter((s) => wide || !/[\ud800-\uffff]/.test(s))];
+  for (let i = 0; i < 10; i++)
+    bounds.push(model.entries.length > 0 && r.int(2) === 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, stems, wide));
+  for (const bound of bounds) {
+    expect(map.get(bound), `${label}, get ${JSON.stringify(bound)}`).toBe(model.get(bound));
+    same(map.entries(bound), model.from(bound), `${label}, from ${JSON.stringify(bound)}`);
+    same(map.entriesReversed(bound), model.downFrom(bound), `${label}, down from ${JSON.stringify(bound)}`);
+  }
+}
+
+interface Writable {
+  set(key: string, value: number): boolean;
+  delete(key: string): boolean;
+}
+
+function writes(r: TestRandom, map: Writable, model: SortedEntries, count: number, stems: readonly string[], wide: boolean, deleteShare: number): void {
+  for (let i = 0; i < count; i++) {
+    if (r.int(100) < deleteShare) {
+      const key = model.entries.length > 0 && r.int(4) > 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, stems, wide);
+      expect(map.delete(key), `delete ${JSON.stringify(key)}`).toBe(model.delete(key));
+    } else {
+      const key = randomKey(r, stems, wide);
+      const v = r.int(1_000_000);
+      expect(map.set(key, v), `set ${JSON.stringify(key)}`).toBe(model.set(key, v));
+    }
+  }
+}
+
+describe("OrderedMap's trees split at declared key prefixes", () => {
+  for (const [name, order, modelOrder, wide] of [
+    ["the built-in order", undefined, plain, false],
+    ["compareKeys", compareKeys, compareKeys, true],
+  ] as [string, KeyOrder, (a: string, b: string) => number, boolean][]) {
+    it(`matches a sorted array across families emptied and refilled, clones and sorted builds (${name})`, () => {
+      const r = testRandom(`ordered map declared heads ${name}`);
+      for (let round = 0; round < 8; round++) {
+        const declared = DECLARED[round % DECLARED.length]!;
+        const heads = KeyHeads.of(round % 2 === 0 ? declared : [...declared].reverse());
+        const stems = stemsOf(declared);
+        let map = new OrderedMap<number>(order, heads);
+        let model = new SortedEntries(modelOrder);
+        check(r, map, model, stems, wide, `round ${round}, empty`);
+        for (let phase = 0; phase < 6; phase++) {
+          writes(r, map, model, 400, stems, wide, [10, 30, 60, 90, 20, 95][phase]!);
+          check(r, map, model, stems, wide, `round ${round}, phase ${phase}`);
+          if (phase === 2) {
+            const copy = map.clone();
+            const copyModel = model.clone();
+            writes(r, copy, copyModel, 200, stems, wide, 50);
+            writes(r, map, model, 200, stems, wide, 50);
+            check(r, copy, copyModel, stems, wide, `round ${round}, clone`);
+            check(r, map, model, stems, wide, `round ${round}, after its clone's writes`);
+          }
+          if (phase === 3) {
+            map = OrderedMap.fromSorted(
+              model.entries.map(([k]) => k),
+              model.entries.map(([, v]) => v),
+              order,
+              heads,
+            );
+            check(r, map, model, stems, wide, `round ${round}, built from sorted entries`);
+          }
+          if (phase === 5) {
+            // Every key of one declared family deleted (its head empty), then written again.
+            const p = declared[r.int(declared.length)]!;
+            for (const [k] of model.entries.filter(([k]) => k.startsWith(p))) expect(map.delete(k)).toBe(model.delete(k));
+            check(r, map, model, stems, wide, `round ${round}, ${JSON.stringify(p)} emptied`);
+            for (let i = 0; i < 40; i++) {
+              const k = `${p}${String(r.int(60)).padStart(2, "0")}`;
+              expect(map.set(k, i)).toBe(model.set(k, i));
+            }
+            check(r, map, model, stems, wide, `round ${round}, ${JSON.stringify(p)} refilled`);
+          }
+        }
+        // Every key deleted: every head empty, then written again.
+        for (const [k] of [...model.entries]) expect(map.delete(k)).toBe(model.delete(k));
+        check(r, map, model, stems, wide, `round ${round}, emptied`);
+        model = new SortedEntries(modelOrder);
+        map = new OrderedMap<number>(order, heads);
+        writes(r, map, model, 300, stems, wide, 10);
+        check(r, map, model, stems, wide, `round ${round}, refilled`);
+      }
+    });
+  }
+
+  it("a memtable keeps its declared heads through the switch to code point order", () => {
+    const r = testRandom("memtable declared heads switch");
+    const declared = DECLARED[1]!;
+    const stems = stemsOf(declared);
+    const table = new Memtable<number>(KeyHeads.of(declared));
+    const model = new SortedEntries(compareKeys);
+    // ASCII first (the built-in order), then keys with surrogates and units above them switch it.
+    writes(r, table, model, 600, stems, false, 20);
+    check(r, table.tree, model, stems, false, "before the switch");
+    writes(r, table, model, 600, stems, true, 20);
+    expect(table.heads.prefixes).toEqual([...declared].sort());
+    check(r, table.tree, model, stems, true, "after the switch");
+    const built = Memtable.fromSorted(
+      model.entries.map(([k]) => k),
+      model.entries.map(([, v]) => v),
+      table.heads,
+    );
+    check(r, built.tree, model, stems, true, "built from sorted entries");
+  });
+
+  it("refuses sorted entries that are not ordered by their declared head", () => {
+    const heads = KeyHeads.of(["u/w/"]);
+    // Ascending in a reversed order: "u/w/1" is in a later head than "u/x".
+    const reversed = (a: string, b: string): number => plain(b, a);
+    expect(() => OrderedMap.fromSorted(["u/x", "u/w/1"], [1, 2], reversed, heads)).toThrow(RangeError);
+    expect(OrderedMap.fromSorted(["u/a", "u/w/1", "u/x"], [1, 2, 3], undefined, heads).size).toBe(3);
+  });
+});
+
+describe("KeyHeads", () => {
+  it("gives keys heads that ascend with them in both orders, whatever order the prefixes are declared in", () => {
+    const r = testRandom("key heads ascend");
+    for (const declared of DECLARED) {
+      const stems = stemsOf(declared);
+      const keys = [...new Set(Array.from({ length: 3000 }, () => randomKey(r, stems, true)).concat(stems))];
+      const a = KeyHeads.of(declared);
+      const b = KeyHeads.of([...declared].reverse());
+      expect(b.count).toBe(a.count);
+      for (const order of [plain, compareKeys]) {
+        const sorted = [...keys].sort(order);
+        for (let i = 1; i < sorted.length; i++) {
+          expect(a.headOf(sorted[i - 1]!), `${JSON.stringify(sorted[i - 1])} then ${JSON.stringify(sorted[i])}`).toBeLessThanOrEqual(a.headOf(sorted[i]!));
+        }
+      }
+      for (const k of keys) expect(b.headOf(k)).toBe(a.headOf(k));
+      // A declared family's keys (outside the families nested in it) are in heads no other key is in.
+      for (const p of declared) {
+        if (p.length < 2) continue;
+        const nested = declared.filter((q) => q !== p && q.startsWith(p));
+        const own = new Set(keys.filter((k) => k.startsWith(p) && !nested.some((q) => k.startsWith(q))).map((k) => a.headOf(k)));
+        expect(own.size, p).toBeLessThanOrEqual(nested.length + 1);
+        for (const k of keys) if (!k.startsWith(p)) expect(own.has(a.headOf(k)), `${JSON.stringify(k)} in a head of ${JSON.stringify(p)}`).toBe(false);
+      }
+      expect(a.headOf("")).toBe(0);
+    }
+  });
+
+  it("without declared prefixes has a head per first unit below 128 and one for every other key", () => {
+    const none = KeyHeads.of([]);
+    expect(none).toBe(KeyHeads.NONE);
+    expect(none.count).toBe(129);
+    expect(none.headOf("")).toBe(0);
+    expect(none.headOf("\u0000")).toBe(0);
+    expect(none.headOf("u/workflow/runs/x")).toBe(0x75);
+    expect(none.headOf("\u007f")).toBe(127);
+    for (const k of ["\u0080", "\u00e9", "\ud800", "\uffff", "\u{1f600}"]) expect(none.headOf(k)).toBe(128);
+  });
+
+  it("checks declared prefixes: strings, 1 to 256 ASCII units, no repeats, at most 32", () => {
+    expect(keyHeadsProblems(["b/", "a/", "a/b"], "keyHeads")).toEqual([]);
+    expect(keyHeadsProblems(["a/", 7, "", "x".repeat(257), "é/", "\ud800", "a/"], "keyHeads")).toEqual([
+      "keyHeads[1] must be a string, got number",
+      "keyHeads[2] must be 1 to 256 characters long, got 0",
+      "keyHeads[3] must be 1 to 256 characters long, got 257",
+      'keyHeads[4] must be ASCII (code units below 128), got "é/"',
+      'keyHeads[5] must be ASCII (code units below 128), got "\\ud800"',
+      'keyHeads[6] repeats the prefix "a/"',
+    ]);
+    expect(
+      keyHeadsProblems(
+        Array.from({ length: 33 }, (_, i) => `p${i}/`),
+        "keyHeads",
+      ),
+    ).toEqual(["keyHeads may hold at most 32 prefixes, got 33"]);
+  });
+});
