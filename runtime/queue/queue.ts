@@ -92,17 +92,7 @@ export const QUEUE_CHECKPOINT_WAL_BYTES = 8 * 1024 * 1024;
 export const QUEUE_MAX_SEGMENT_RUNS = 16;
 
 /**
- * Caller key families the engine's memtable gives trees of their own
- * (`EngineOptions.keyHeads`): the workflow runtime reads and writes its run
- * records and step pointers on every step and adds a history entry, and a
- * search for one of a few dozen run records otherwise descends a tree of
- * every caller key (bench/RESULTS.md, "Key heads the queue declares").
- */
-const CALLER_KEY_HEADS: readonly string[] = ["workflow/runs/", "workflow/steps/", "workflow/history/"].map((p) => `${K.USER}${p}`);
-
-/**
- * The engine options of a queue: its flush interval, its clock, the memtable's
- * heads for its callers' busiest key families, and job
+ * The engine options of a queue: its flush interval, its clock, and job
  * records (`j/` keys) paged out of memory once checkpointed, read through a
  * cache of `recordCacheBytes`. Every read of a record warms it first (warm.ts).
  */
@@ -118,7 +108,6 @@ function engineOptions(opts: OpenOptions): EngineOptions {
   const cache = given === null ? null : given + 0;
   return {
     ...(opts.flushIntervalMs === undefined ? {} : { flushIntervalMs: opts.flushIntervalMs }),
-    keyHeads: CALLER_KEY_HEADS,
     // Paging also checkpoints more often: the records not yet checkpointed stay in memory.
     ...(cache === null
       ? {}
