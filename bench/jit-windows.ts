@@ -77,14 +77,17 @@ for (const line of child.stdout.split("\n")) {
   else if (line.includes("Mark-Compact") || line.includes("Mark-sweep")) at.fullGcs++;
 }
 
+// The bench's own functions and node's internals deoptimize too; what the runtime's code does is counted apart.
+const inRuntime = (s: Slice) => s.deopts.filter((d) => d.at.startsWith("runtime/")).length;
 console.log(`peer-window ${process.env.SOURCES ?? "this tree"}, WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`);
-console.log("| slice | marked for optimization | compiled | deoptimized | scavenges | full collections |");
+console.log("| slice | marked for optimization | compiled | deoptimized (in runtime/) | scavenges | full collections |");
 console.log("|---|---|---|---|---|---|");
-for (const s of slices) console.log(`| ${s.name} | ${s.marked} | ${s.compiled.length} | ${s.deopts.length} | ${s.scavenges} | ${s.fullGcs} |`);
+for (const s of slices)
+  console.log(`| ${s.name} | ${s.marked} | ${s.compiled.length} | ${s.deopts.length} (${inRuntime(s)}) | ${s.scavenges} | ${s.fullGcs} |`);
 const from = slices.findIndex((s) => s.name === "after warm-up");
 const rest = from < 0 ? [] : slices.slice(from);
 console.log(
-  `from the warm-up's end: ${rest.reduce((a, s) => a + s.deopts.length, 0)} deoptimizations, ${rest.reduce((a, s) => a + s.compiled.length, 0)} compilations`,
+  `from the warm-up's end: ${rest.reduce((a, s) => a + s.deopts.length, 0)} deoptimizations (${rest.reduce((a, s) => a + inRuntime(s), 0)} at a position in runtime/), ${rest.reduce((a, s) => a + s.compiled.length, 0)} compilations`,
 );
 if (process.env.DEOPTS === "1") {
   for (const s of slices) for (const d of s.deopts) console.log(`${s.name}: ${d.fn} | ${d.reason} | ${d.at}`);
