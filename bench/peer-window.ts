@@ -86,6 +86,8 @@ const T = (await import(
 )) as typeof import("../runtime/index.js");
 const { LocalStore, MemoryStore, NoopTerminalHook, Queue, StepOutcome, WorkflowRuntime, withCounting } = T;
 const PROFILE = process.env.PROFILE === "1";
+// A line before and after each measured drive, so V8's own traces (`--trace-opt`, `--trace-deopt`, `--trace-gc`) printed to the same stdout fall into windows.
+const MARKS = process.env.MARKS === "1";
 
 const enc = (n: number) => new TextEncoder().encode(String(n));
 const num = (b: Uint8Array) => Number(new TextDecoder().decode(b));
@@ -328,9 +330,11 @@ async function window(label: string, profile: boolean): Promise<Window> {
     lastIdle = elu0.idle;
     measuring = true;
     countNames = profile || !PROFILE;
+    if (MARKS) console.log(`[window-mark start ${label}] at ${performance.now().toFixed(3)} ms`);
     const t0 = performance.now();
     await drive(N_TP, CONC, true);
     const wall = performance.now() - t0;
+    if (MARKS) console.log(`[window-mark end ${label}] at ${performance.now().toFixed(3)} ms`);
     measuring = false;
     countNames = false;
     const elu = performance.eventLoopUtilization(elu0);

@@ -76,4 +76,19 @@ describe("a submission after the close", () => {
     await expect(env.runtime.submit({ runId: "order-1", input: enc("b") })).rejects.toBeInstanceOf(ClosedError);
     await expect(env.runtime.submit({ runId: "order-2", input: enc("a") })).rejects.toBeInstanceOf(ClosedError);
   });
+
+  it("carries the queue's own closing error as its cause, also with several runtimes' queues closed in one process", async () => {
+    for (let i = 0; i < 3; i++) {
+      const env = await openEnv(
+        runnerOf(async () => ({ kind: "succeed", result: enc("ok") })),
+        { start: false },
+      );
+      await env.queue.close();
+      const refused = await env.runtime.submit({ input: enc("a") }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ClosedError);
+      // The queue's reason, not a copy: it says which queue closed and after what.
+      expect((refused as ClosedError).cause).toBe(env.queue.closedSignal.reason);
+      expect((refused as ClosedError).message).toMatch(/^the queue is closed after: queue ".*" is closed/);
+    }
+  });
 });

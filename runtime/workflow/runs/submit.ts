@@ -210,8 +210,10 @@ export async function submitRun(
 ): Promise<SubmitOutcome | "raced"> {
   // A closed queue still answers reads from memory: a run found there is refused as a new one is at its commit.
   // (A submission called before the close and waiting on the run's lock goes on, as the close lets it.)
-  const closed = core.queue.closedSignal;
-  if (closed.aborted) throw new ClosedError("the queue", closed.reason);
+  // The run events close, with the queue's closed signal's reason, in that signal's abort event: read here in its
+  // place, as every `AbortSignal` has a hidden class of its own and a read of one makes this site megamorphic.
+  const closed = core.events.closedError;
+  if (closed !== undefined) throw new ClosedError("the queue", closed);
   // Each field read once: the spec checked below is the spec submitted.
   spec = readRunSpec(spec) as RunSpec;
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
