@@ -40,7 +40,7 @@ import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
-import { decodeIndexEntry, encodeIndexEntry, runIndexKey, type IndexEntry } from "./run-index.js";
+import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, runIndexKey, type IndexEntry } from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
@@ -143,20 +143,8 @@ const RUN_FIELDS = [
 ] as const;
 const POINTER_FIELDS = ["step", "jobId", "signalWait", "name"] as const;
 const END_FIELDS = ["incarnation", "token", "memoPrefix", "submittedAtMs", "submission"] as const;
-const INDEX_FIELDS = [
-  "headers",
-  "workflow",
-  "kind",
-  "group",
-  "input",
-  "inputSha256",
-  "priority",
-  "maxAttempts",
-  "parent",
-  "submission",
-  "memoSet",
-  "flow",
-] as const;
+/** Every field of an index entry: its headers and the optional ones its decoder knows. */
+const INDEX_FIELDS = ["headers", ...INDEX_OPTIONAL] as const;
 
 /** The records of run `runId` as stored, each decoded or its damage. */
 interface Found {

@@ -125,7 +125,8 @@ function storedIndexEntry(e: IndexEntry): Record<string, unknown> {
 
 const isStr = (x: unknown): x is string => typeof x === "string";
 
-const INDEX_OPTIONAL: readonly (keyof IndexEntry)[] = [
+/** The fields of an index entry that entries written by earlier versions may lack. */
+export const INDEX_OPTIONAL: readonly (keyof IndexEntry)[] = [
   "workflow",
   "kind",
   "group",
