@@ -13,7 +13,7 @@
  */
 import { pack, unpack } from "msgpackr";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   LocalStore,
   NoopTerminalHook,
@@ -31,7 +31,7 @@ import { Operations } from "../../operator/inspect/operations.js";
 import { startDashboard } from "../../operator/dashboard/server.js";
 import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { scheduleKey } from "../../runtime/workflow/schedules/schedule-record.js";
-import { useS3Server } from "../support/use-s3-server.js";
+import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
@@ -341,15 +341,9 @@ describe("the operator tools over records holding numbers out of their range", (
     it(
       "the same",
       async () => {
-        vi.stubEnv("AWS_ACCESS_KEY_ID", "S3RVER");
-        vi.stubEnv("AWS_SECRET_ACCESS_KEY", "S3RVER");
-        vi.stubEnv("AWS_REGION", "us-east-1");
-        vi.stubEnv("AWS_ENDPOINT_URL_S3", s3.endpoint);
-        try {
-          await scenario(new S3Store({ bucket: s3.bucket, prefix: "damaged", clientConfig: s3.clientConfig }), `s3://${s3.bucket}/damaged`);
-        } finally {
-          vi.unstubAllEnvs();
-        }
+        await withS3Environment(s3, () =>
+          scenario(new S3Store({ bucket: s3.bucket, prefix: "damaged", clientConfig: s3.clientConfig }), `s3://${s3.bucket}/damaged`),
+        );
       },
       SCENARIO_MS,
     );

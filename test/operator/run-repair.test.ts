@@ -13,12 +13,12 @@
  */
 import { pack, unpack } from "msgpackr";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { LocalStore, NoopTerminalHook, Queue, S3Store, serveClients, StepOutcome, WorkflowRuntime, type ObjectStore } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { runIndexPrefix } from "../../runtime/workflow/runs/run-index.js";
-import { useS3Server } from "../support/use-s3-server.js";
+import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
@@ -206,15 +206,9 @@ describe("taquba runs repair", () => {
     it(
       "the same",
       async () => {
-        vi.stubEnv("AWS_ACCESS_KEY_ID", "S3RVER");
-        vi.stubEnv("AWS_SECRET_ACCESS_KEY", "S3RVER");
-        vi.stubEnv("AWS_REGION", "us-east-1");
-        vi.stubEnv("AWS_ENDPOINT_URL_S3", s3.endpoint);
-        try {
-          await scenario(new S3Store({ bucket: s3.bucket, prefix: "repair", clientConfig: s3.clientConfig }), `s3://${s3.bucket}/repair`);
-        } finally {
-          vi.unstubAllEnvs();
-        }
+        await withS3Environment(s3, () =>
+          scenario(new S3Store({ bucket: s3.bucket, prefix: "repair", clientConfig: s3.clientConfig }), `s3://${s3.bucket}/repair`),
+        );
       },
       SCENARIO_MS,
     );
