@@ -186,7 +186,7 @@ function mendedIndex(found: Found, submittedAtMs: number, run: Partial<RunRecord
 }
 
 /**
- * Repairs run `runIdIn` (see the module documentation); `mark` commits
+ * @internal Repairs run `runIdIn` (see the module documentation); `mark` commits
  * with the repair. Throws `RunNotFoundError` for a run with no records and
  * `RunNotDamagedError` for one whose records read.
  */
