@@ -24,13 +24,22 @@ const INTEGER_ARRAYS: readonly object[] = [
   BigInt64Array.prototype,
 ];
 
+/** A typed array's own view of its bytes, read by the built-in getters: a test may plant `byteLength` or `buffer` on an array as an own property. */
+const typedArrayProto = Object.getPrototypeOf(Uint8Array.prototype) as object;
+const intrinsic = (name: "buffer" | "byteOffset" | "byteLength") => Object.getOwnPropertyDescriptor(typedArrayProto, name)!.get!;
+const bufferOf = intrinsic("buffer");
+const byteOffsetOf = intrinsic("byteOffset");
+const byteLengthOf = intrinsic("byteLength");
+const bytesOf = (v: ArrayBufferView) => Buffer.from(bufferOf.call(v) as ArrayBuffer, byteOffsetOf.call(v) as number, byteLengthOf.call(v) as number);
+
 /** Whether `a` and `b` hold the same bytes, when both are integer arrays of one class; undefined otherwise. */
 function integerArraysEqual(a: unknown, b: unknown): boolean | undefined {
   if (!ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || a instanceof DataView || b instanceof DataView) return undefined;
   const proto = Object.getPrototypeOf(a) as object;
   if (Object.getPrototypeOf(b) !== proto || !INTEGER_ARRAYS.includes(proto)) return undefined;
-  if (a.byteLength !== b.byteLength) return false;
-  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  const bytesA = bytesOf(a);
+  const bytesB = bytesOf(b);
+  return bytesA.length === bytesB.length && bytesA.equals(bytesB);
 }
 
 // Files that share a worker run this file once each: the tester is added once per global scope.
