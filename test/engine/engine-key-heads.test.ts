@@ -8,10 +8,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, ValidationError, WriteBatch, type EngineOptions } from "taquba";
-import { withCounting } from "taquba/testing";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
+import { openError } from "./fixtures/engine-open-error.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -112,16 +112,9 @@ describe("EngineOptions.keyHeads", () => {
     ["too many prefixes", { keyHeads: Array.from({ length: 33 }, (_, i) => `p${i}/`) }, /keyHeads may hold at most 32 prefixes, got 33/],
     ["a list claiming billions of entries", { keyHeads: Object.assign([], { length: 2 ** 31 }) }, /keyHeads may hold at most 32 prefixes, got 2147483648/],
   ])("refuses %s before any store request", async (_label, opts, says) => {
-    const store = withCounting(new MemoryStore());
-    const err = await Engine.open(store, opts as EngineOptions).then(
-      async (e) => {
-        await e.close();
-        return undefined;
-      },
-      (e: unknown) => e,
-    );
+    const { err, requests } = await openError(opts);
     expect(err).toBeInstanceOf(ValidationError);
     expect(String((err as ValidationError).issues)).toMatch(says);
-    expect(store.counts.gets + store.counts.puts + store.counts.lists + store.counts.deletes).toBe(0);
+    expect(requests).toBe(0);
   });
 });

@@ -7,23 +7,11 @@
  * reads the same.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, MemoryStore, ValidationError, WriteBatch, type EngineOptions } from "taquba";
-import { withCounting } from "taquba/testing";
+import { openError } from "./fixtures/engine-open-error.js";
+import { Engine, MemoryStore, ValidationError, WriteBatch } from "taquba";
 import { testRandom } from "../support/seed.js";
 
 const text = new TextDecoder();
-
-async function openError(opts: unknown): Promise<{ err: unknown; requests: number }> {
-  const store = withCounting(new MemoryStore());
-  const err = await Engine.open(store, opts as EngineOptions).then(
-    async (e) => {
-      await e.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  return { err, requests: store.counts.gets + store.counts.puts + store.counts.lists + store.counts.deletes };
-}
 
 /** Every key under `k/` as `key=value`, in order. */
 function contents(engine: Engine): string[] {
