@@ -353,8 +353,16 @@ function isAnswerValue(v: unknown): v is AnswerValue {
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
 }
 
-const REPAIR_ACTIONS: readonly string[] = ["ended_failed", "end_rewritten", "index_rewritten"] satisfies RepairOutcome["action"][];
-const RUN_RECORD_KINDS: readonly string[] = ["run_record", "step_pointer", "end_record", "index_entry"] satisfies RunDamage["record"][];
+const REPAIR_ACTIONS: readonly string[] = ["ended_failed", "end_rewritten", "records_rewritten", "index_rewritten"] satisfies RepairOutcome["action"][];
+const RUN_RECORD_KINDS: readonly string[] = [
+  "run_record",
+  "step_pointer",
+  "end_record",
+  "index_entry",
+  "signal_wait",
+  "group_member",
+  "child_entry",
+] satisfies RunDamage["record"][];
 
 function isRepairOutcome(m: Record<string, unknown>): boolean {
   const damaged = m["damaged"];
@@ -364,6 +372,7 @@ function isRepairOutcome(m: Record<string, unknown>): boolean {
     REPAIR_ACTIONS.includes(m["action"]) &&
     typeof m["dryRun"] === "boolean" &&
     (m["stepJobId"] === undefined || typeof m["stepJobId"] === "string") &&
+    (m["childrenCancelled"] === undefined || (Array.isArray(m["childrenCancelled"]) && m["childrenCancelled"].every((c: unknown) => typeof c === "string"))) &&
     Array.isArray(damaged) &&
     damaged.every((d: unknown) => {
       const r = d as Record<string, unknown> | null;
