@@ -10,6 +10,7 @@
 import { DAMAGED_SCHEDULE_ADVICE } from "../../runtime/workflow/schedules/schedule-record.js";
 import { damagedItemOf, type DamagedItem, type RunDamage } from "../../runtime/workflow/runs/run-damage.js";
 import { RECORD_WORDS } from "../../runtime/workflow/runs/repair.js";
+import type { GroupDamage } from "../../runtime/workflow/groups/group-listing.js";
 
 /** What an operator can do about a damaged record of run `runId`. */
 const runAdvice = (runId: string) =>
@@ -31,6 +32,15 @@ const childAdvice = (parent: string, child: string) =>
 /** Run `runId`'s damaged record in the operator's terms. */
 export function runDamageText(runId: string, damage: RunDamage): string {
   return `run ${JSON.stringify(runId)}: its ${RECORD_WORDS[damage.record]} is damaged (${damage.detail}); ${runAdvice(runId)}`;
+}
+
+/** Group `groupId`'s damaged record, as a group listing reports it, in the operator's terms. */
+export function groupDamageText(groupId: string, damage: GroupDamage): string {
+  const what =
+    damage.record === "member"
+      ? `member ${JSON.stringify(damage.memberKey ?? "")} of a run group: its record is damaged (${damage.detail}); ${damage.runId === undefined ? RESTORE_ADVICE : memberAdvice(damage.runId)}`
+      : `its listing entry is damaged (${damage.detail}); ${RESTORE_ADVICE}`;
+  return `group ${JSON.stringify(groupId)} could not be counted: ${what}`;
 }
 
 function itemText(item: DamagedItem, detail: string): string {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { StoreCorruptedError } from "taquba";
-import { damageText, runDamageText, withDamageText } from "../../operator/inspect/damage-text.js";
+import { damageText, groupDamageText, runDamageText, withDamageText } from "../../operator/inspect/damage-text.js";
 import { damagedItemOf } from "../../runtime/workflow/runs/run-damage.js";
 import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { runIndexKey } from "../../runtime/workflow/runs/run-index.js";
@@ -41,6 +41,16 @@ describe("damageText", () => {
   it("a listing's damaged run is put in words from its fields alone", () => {
     expect(runDamageText("r-1", { record: "index_entry", detail: "its key is malformed" })).toMatch(
       /^run "r-1": its listing entry is damaged \(its key is malformed\); mend it with taquba runs repair "r-1" /,
+    );
+  });
+
+  it("a group listing's damaged group is put in words from its fields alone", () => {
+    expect(groupDamageText("g", { record: "member", detail: "it holds -1", memberKey: "k", runId: "g_x_kk" })).toMatch(
+      /^group "g" could not be counted: member "k" of a run group: its record is damaged \(it holds -1\); mend it with taquba runs repair "g_x_kk" /,
+    );
+    expect(groupDamageText("g", { record: "member", detail: "d", memberKey: "k" })).toMatch(/its record is damaged \(d\); restore the store from a backup/);
+    expect(groupDamageText("0123", { record: "index_entry", detail: "group index entry lacks its group id" })).toMatch(
+      /^group "0123" could not be counted: its listing entry is damaged \(group index entry lacks its group id\); restore the store from a backup/,
     );
   });
 
