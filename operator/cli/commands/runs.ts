@@ -180,10 +180,20 @@ const repair: Command = {
   operands: "<runId>",
   arity: [1, 1],
   summary: "mend a run whose records are damaged: it ends failed, saying it was repaired (through the owner; see --dry-run)",
-  options: { "dry-run": { type: "boolean", description: "say what the repair would do, writing nothing" } },
+  options: {
+    "dry-run": { type: "boolean", description: "say what the repair would do, writing nothing" },
+    "scan-index": {
+      type: "boolean",
+      description:
+        "where no record holds the run's submission time, look for its listing entry through the whole run listing (one listing read per 1,000 runs)",
+    },
+  },
   async run(ctx) {
     const runId = ctx.operands[0]!;
-    const out = await new Operations(ctx.session).repair(runId, ctx.options["dry-run"] === true ? { dryRun: true } : {});
+    const out = await new Operations(ctx.session).repair(runId, {
+      ...(ctx.options["dry-run"] === true ? { dryRun: true } : {}),
+      ...(ctx.options["scan-index"] === true ? { scanIndex: true } : {}),
+    });
     ctx.io.out(ctx.json ? toJson(out) : repairText(out));
     return EXIT.ok;
   },

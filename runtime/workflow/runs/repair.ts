@@ -47,7 +47,7 @@ import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
-import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, runIndexKey, type IndexEntry } from "./run-index.js";
+import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, parseSuffix, runIndexKey, runIndexPrefix, type IndexEntry } from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
 import { cancelRun } from "./cancel.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
@@ -88,6 +88,16 @@ export interface RepairOutcome {
 export interface RepairRunOptions {
   /** Read and say what the repair would do, writing nothing. */
   readonly dryRun?: boolean;
+  /**
+   * Where neither the run record nor the end record holds the run's
+   * submission time, which places its listing entry (records of earlier
+   * versions, or the field lost to the damage), look for the entry through
+   * the step queue's whole run listing: one listing read per 1,000 runs.
+   * Without it, such a run whose other records read is refused
+   * (`RunNotDamagedError`, reason `index_unchecked`), and a damaged one is
+   * mended without its entry being checked.
+   */
+  readonly scanIndex?: boolean;
 }
 
 /** The error a repaired run ends with, naming the records that were damaged. */
@@ -182,6 +192,10 @@ interface Found {
   endBytes: Uint8Array | null;
   indexKey: string | undefined;
   indexBytes: Uint8Array | null;
+  /** The submission time in the entry's key, when the entry was found by a scan. */
+  indexAt?: number;
+  /** No record named the submission time, and no scan looked for the entry: it was not checked. */
+  indexUnchecked: boolean;
   /** The signal wait its step waits on, its group member record, its entry under its parent. */
   wait?: Beside;
   member?: Beside;
@@ -229,7 +243,21 @@ async function damagedChildEntries(core: RuntimeCore, runId: string): Promise<(B
   }
 }
 
-async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
+/** Run `runId`'s listing entry, found by reading the step queue's whole run listing (see `RepairRunOptions.scanIndex`). */
+async function scannedIndexEntry(core: RuntimeCore, runId: string): Promise<{ key: string; bytes: Uint8Array; at: number } | undefined> {
+  const prefix = runIndexPrefix(core.queueName);
+  for (let after: string | undefined; ; ) {
+    const page = await core.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) {
+      const parsed = parseSuffix(e.key.slice(prefix.length));
+      if (parsed?.runId === runId) return { key: e.key, bytes: e.value, at: parsed.submittedAtMs };
+    }
+    if (page.nextCursor === undefined) return undefined;
+    after = page.nextCursor;
+  }
+}
+
+async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean): Promise<Found> {
   const q = core.queueName;
   const [runBytes, pointerBytes, endBytes] = await Promise.all([
     core.queue.kvGet(runKey(q, runId)),
@@ -238,8 +266,13 @@ async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
   ]);
   // The listing entry's key holds the submission time, which the run or end record names.
   const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
-  const indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
-  const indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
+  let indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexAt: number | undefined;
+  if (at === undefined && scanIndex) {
+    const scanned = await scannedIndexEntry(core, runId);
+    if (scanned !== undefined) [indexKey, indexBytes, indexAt] = [scanned.key, scanned.bytes, scanned.at];
+  }
   const damaged = [
     damageOf(runBytes, "run_record", (b) => decodeRunRecord(b, runKey(q, runId))),
     damageOf(pointerBytes, "step_pointer", (b) => decodeStepPointer(b, stepPointerKey(q, runId))),
@@ -247,7 +280,17 @@ async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
     runBytes === null ? damageOf(endBytes, "end_record", (b) => decodeTerminalRecord(b, terminalRecordKey(q, runId))) : undefined,
     damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!)),
   ].filter((d): d is RunDamage => d !== undefined);
-  const found: Found = { runBytes, pointerBytes, endBytes, indexKey, indexBytes, childEntries: [], damaged };
+  const found: Found = {
+    runBytes,
+    pointerBytes,
+    endBytes,
+    indexKey,
+    indexBytes,
+    ...(indexAt === undefined ? {} : { indexAt }),
+    indexUnchecked: at === undefined && !scanIndex,
+    childEntries: [],
+    damaged,
+  };
   const active = runBytes !== null || pointerBytes !== null;
   const rawRun = fieldsOf(runBytes);
 
@@ -331,13 +374,13 @@ export async function repairRun(
   const dryRun = opts.dryRun === true;
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
-    const found = await readRecords(core, runId);
+    const found = await readRecords(core, runId, opts.scanIndex === true);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
-    if (damaged.length === 0) throw new RunNotDamagedError(runId, runBytes === null ? "ended" : "active");
+    if (damaged.length === 0) throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
-    const submittedAtMs = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? now;
+    const submittedAtMs = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt ?? now;
     const active = runBytes !== null || pointerBytes !== null;
     const healthyRun = !damaged.some((d) => d.record !== "index_entry");
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
