@@ -13,7 +13,13 @@
  *   in that commit (a claimed one is asked to stop);
  * - an ended run whose end record is damaged gets a new end record saying
  *   `failed`, repaired, keeping what still reads of the old one;
- * - a listing entry is rewritten from what still reads of it.
+ * - a listing entry is rewritten from what still reads of it;
+ * - the records beside the run's own that its fields name (the signal wait
+ *   its step waits on, its group member record, its entry under its parent,
+ *   its children's entries) are checked too: an active run ends failed as
+ *   above, an ended run keeps its end and they are rewritten from it (an
+ *   ended parent's children are settled first, as its own settlement of
+ *   them would have).
  *
  * One commit each, with the client's applied mark: a crash before it
  * leaves the damage for a second repair, one after it leaves a run whose
