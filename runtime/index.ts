@@ -255,7 +255,7 @@ export type {
 } from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
 export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
-export type { ListGroupsOptions, GroupMemberCounts, GroupRow, GroupPage, UnreadableGroup } from "./workflow/groups/group-listing.js";
+export type { ListGroupsOptions, GroupDamage, GroupMemberCounts, GroupRow, GroupPage, UnreadableGroup } from "./workflow/groups/group-listing.js";
 
 // Jobs
 export { createValidator, formatIssue } from "./contract/validator.js";

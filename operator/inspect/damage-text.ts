@@ -10,6 +10,7 @@
 import { DAMAGED_SCHEDULE_ADVICE } from "../../runtime/workflow/schedules/schedule-record.js";
 import { damagedItemOf, type DamagedItem, type RunDamage } from "../../runtime/workflow/runs/run-damage.js";
 import { RECORD_WORDS } from "../../runtime/workflow/runs/repair.js";
+import type { GroupDamage } from "../../runtime/workflow/groups/group-listing.js";
 
 /** What an operator can do about a damaged record of run `runId`. */
 const runAdvice = (runId: string) =>
@@ -18,9 +19,28 @@ const runAdvice = (runId: string) =>
 const RESTORE_ADVICE =
   'restore the store from a backup to mend it; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")';
 
+/** What an operator can do about a damaged signal wait: its run is the one whose step waits on the key. */
+const WAIT_ADVICE =
+  'mend it with taquba runs repair on the run that waits for that signal (it ends failed, saying it was repaired) or restore the store from a backup; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")';
+/** What an operator can do about a damaged member record of run `runId`. */
+const memberAdvice = (runId: string) =>
+  `mend it with taquba runs repair ${JSON.stringify(runId)} (an active member ends failed; an ended one keeps its end, which its record is rewritten from) or restore the store from a backup; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")`;
+/** What an operator can do about a damaged entry of child `child` under `parent`. */
+const childAdvice = (parent: string, child: string) =>
+  `mend it with taquba runs repair ${JSON.stringify(child)} (the child ends failed and its parent is told) or taquba runs repair ${JSON.stringify(parent)} (the parent ends failed and settles the child by its policy), or restore the store from a backup; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")`;
+
 /** Run `runId`'s damaged record in the operator's terms. */
 export function runDamageText(runId: string, damage: RunDamage): string {
   return `run ${JSON.stringify(runId)}: its ${RECORD_WORDS[damage.record]} is damaged (${damage.detail}); ${runAdvice(runId)}`;
+}
+
+/** Group `groupId`'s damaged record, as a group listing reports it, in the operator's terms. */
+export function groupDamageText(groupId: string, damage: GroupDamage): string {
+  const what =
+    damage.record === "member"
+      ? `member ${JSON.stringify(damage.memberKey ?? "")} of a run group: its record is damaged (${damage.detail}); ${damage.runId === undefined ? RESTORE_ADVICE : memberAdvice(damage.runId)}`
+      : `its listing entry is damaged (${damage.detail}); ${RESTORE_ADVICE}`;
+  return `group ${JSON.stringify(groupId)} could not be counted: ${what}`;
 }
 
 function itemText(item: DamagedItem, detail: string): string {
@@ -28,11 +48,11 @@ function itemText(item: DamagedItem, detail: string): string {
     case "run":
       return runDamageText(item.runId, { record: item.record, detail });
     case "signal_wait":
-      return `the wait for signal ${JSON.stringify(item.key)} is damaged (${detail}); ${RESTORE_ADVICE}`;
+      return `the wait for signal ${JSON.stringify(item.key)} is damaged (${detail}); ${WAIT_ADVICE}`;
     case "group_member":
-      return `member ${JSON.stringify(item.memberKey)} of a run group: its record is damaged (${detail}); ${RESTORE_ADVICE}`;
+      return `member ${JSON.stringify(item.memberKey)} of a run group: its record is damaged (${detail}); ${item.runId === undefined ? RESTORE_ADVICE : memberAdvice(item.runId)}`;
     case "child_entry":
-      return `a child run entry of run ${JSON.stringify(item.parentRunId)} is damaged (${detail}); ${RESTORE_ADVICE}`;
+      return `a child run entry of run ${JSON.stringify(item.parentRunId)}${item.childRunId === undefined ? "" : ` (child ${JSON.stringify(item.childRunId)})`} is damaged (${detail}); ${item.childRunId === undefined ? RESTORE_ADVICE : childAdvice(item.parentRunId, item.childRunId)}`;
     case "schedule":
       return `schedule ${JSON.stringify(item.scheduleId)}: its record is damaged (${detail}); ${DAMAGED_SCHEDULE_ADVICE(item.scheduleId)}`;
   }

@@ -19,7 +19,7 @@ import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js"
 import type { RepairOutcome, RepairRunOptions } from "../../runtime/workflow/runs/repair.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { readGroupSummary, readGroupSummaryOver, type GroupSummary } from "./group-summary.js";
-import { runDamageText, withDamageText } from "./damage-text.js";
+import { groupDamageText, runDamageText, withDamageText } from "./damage-text.js";
 import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
@@ -189,7 +189,13 @@ export class Operations {
 
   async groups(opts: ListGroupsOptions): Promise<GroupPage> {
     const page = (await this.#sharded()) !== undefined ? await (await this.#src.client()).listGroups(opts) : await (await this.#src.view()).listGroups(opts);
-    return page.unreadable === undefined ? page : { ...page, unreadable: page.unreadable.map((u) => ({ ...u, reason: withDamageText(u.reason) })) };
+    // Each reason built from its damage's fields; the text is rewritten only for an entry that came without them.
+    return page.unreadable === undefined
+      ? page
+      : {
+          ...page,
+          unreadable: page.unreadable.map((u) => ({ ...u, reason: u.damage === undefined ? withDamageText(u.reason) : groupDamageText(u.groupId, u.damage) })),
+        };
   }
 
   /** A group's summary; on a sharded store its members are read from every shard (a shard no owner ever opened holds none). */

@@ -408,7 +408,7 @@ export class ClientInbox {
         }
         return cmds.retry(r.runId, r.fromStep === undefined ? {} : { fromStep: r.fromStep }, mark());
       case "repair":
-        return cmds.repair(r.runId, r.dryRun === true ? { dryRun: true } : {}, mark());
+        return cmds.repair(r.runId, { ...(r.dryRun === true ? { dryRun: true } : {}), ...(r.scanIndex === true ? { scanIndex: true } : {}) }, mark());
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));

@@ -39,7 +39,7 @@ export type InboxRequest =
   | { readonly op: "cancel"; readonly runId: string }
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
   | { readonly op: "requeueDead"; readonly jobId: string }
-  | { readonly op: "repair"; readonly runId: string; readonly dryRun?: boolean }
+  | { readonly op: "repair"; readonly runId: string; readonly dryRun?: boolean; readonly scanIndex?: boolean }
   | ScheduleRequest
   | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
   | { readonly op: "groupForget" | "groupRetain"; readonly groupId: string; readonly createdAtMs: number; readonly manifest: boolean }
@@ -294,7 +294,12 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
       return { op: "requeueDead", jobId: str(m, "jobId") };
     case "repair":
       if (m["dryRun"] !== undefined && typeof m["dryRun"] !== "boolean") fail(`field "dryRun" must be a boolean`);
-      return { op: "repair", runId: str(m, "runId"), ...(m["dryRun"] === true ? { dryRun: true } : {}) };
+      return {
+        op: "repair",
+        runId: str(m, "runId"),
+        ...(m["dryRun"] === true ? { dryRun: true } : {}),
+        ...(m["scanIndex"] === true ? { scanIndex: true } : {}),
+      };
     case "schedule": {
       const scheduleId = str(m, "scheduleId");
       const action = m["action"];
@@ -353,8 +358,16 @@ function isAnswerValue(v: unknown): v is AnswerValue {
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
 }
 
-const REPAIR_ACTIONS: readonly string[] = ["ended_failed", "end_rewritten", "index_rewritten"] satisfies RepairOutcome["action"][];
-const RUN_RECORD_KINDS: readonly string[] = ["run_record", "step_pointer", "end_record", "index_entry"] satisfies RunDamage["record"][];
+const REPAIR_ACTIONS: readonly string[] = ["ended_failed", "end_rewritten", "records_rewritten", "index_rewritten"] satisfies RepairOutcome["action"][];
+const RUN_RECORD_KINDS: readonly string[] = [
+  "run_record",
+  "step_pointer",
+  "end_record",
+  "index_entry",
+  "signal_wait",
+  "group_member",
+  "child_entry",
+] satisfies RunDamage["record"][];
 
 function isRepairOutcome(m: Record<string, unknown>): boolean {
   const damaged = m["damaged"];
@@ -364,6 +377,7 @@ function isRepairOutcome(m: Record<string, unknown>): boolean {
     REPAIR_ACTIONS.includes(m["action"]) &&
     typeof m["dryRun"] === "boolean" &&
     (m["stepJobId"] === undefined || typeof m["stepJobId"] === "string") &&
+    (m["childrenCancelled"] === undefined || (Array.isArray(m["childrenCancelled"]) && m["childrenCancelled"].every((c: unknown) => typeof c === "string"))) &&
     Array.isArray(damaged) &&
     damaged.every((d: unknown) => {
       const r = d as Record<string, unknown> | null;
@@ -439,7 +453,11 @@ export function rebuildError(e: AnsweredError): Error {
     const prefix = `run "${e.runId}" cannot be retried: `;
     return new RunNotRetryableError(e.runId, e.reason, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
   }
-  if (e.code === "RUN_NOT_DAMAGED" && e.runId !== undefined && (e.reason === "active" || e.reason === "ended" || e.reason === "changing")) {
+  if (
+    e.code === "RUN_NOT_DAMAGED" &&
+    e.runId !== undefined &&
+    (e.reason === "active" || e.reason === "ended" || e.reason === "changing" || e.reason === "index_unchecked")
+  ) {
     return new RunNotDamagedError(e.runId, e.reason);
   }
   if (e.code === "GROUP_NOT_FOUND" && e.groupId !== undefined) return new GroupNotFoundError(e.groupId);

@@ -383,17 +383,25 @@ export class TaqubaClient {
    * through the owner's inbox: an active run ends failed with an error
    * saying it was repaired, an ended run's unreadable end record is
    * rewritten as failed, a listing entry is rewritten. `dryRun` says what it
-   * would do and writes nothing. The owner's `RunNotDamagedError` (the run's
+   * would do and writes nothing; `scanIndex` looks for a listing entry no
+   * record places through the whole run listing. The owner's `RunNotDamagedError` (the run's
    * records read: cancel or retry it) or `RunNotFoundError` is rethrown here.
    */
   async repairRun(runId: RunId | string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
     const id = RunId.parse(runId);
-    if (opts === null || typeof opts !== "object") throw new ValidationError(`repairRun takes options { dryRun?: boolean }, got ${String(opts)}`);
-    if (opts.dryRun !== undefined && typeof opts.dryRun !== "boolean")
-      throw new ValidationError(`repairRun's dryRun must be a boolean, got ${String(opts.dryRun)}`);
+    if (opts === null || typeof opts !== "object")
+      throw new ValidationError(`repairRun takes options { dryRun?: boolean, scanIndex?: boolean }, got ${String(opts)}`);
+    for (const name of ["dryRun", "scanIndex"] as const)
+      if (opts[name] !== undefined && typeof opts[name] !== "boolean")
+        throw new ValidationError(`repairRun's ${name} must be a boolean, got ${String(opts[name])}`);
     const shard = this.#runShard(id);
     if (shard !== undefined) return shard.repairRun(id, opts);
-    const request: InboxRequest = { op: "repair", runId: id, ...(opts.dryRun === true ? { dryRun: true } : {}) };
+    const request: InboxRequest = {
+      op: "repair",
+      runId: id,
+      ...(opts.dryRun === true ? { dryRun: true } : {}),
+      ...(opts.scanIndex === true ? { scanIndex: true } : {}),
+    };
     return (await this.#request(request, `repair of run "${id}"`)) as RepairOutcome;
   }
 

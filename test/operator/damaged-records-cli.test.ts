@@ -156,6 +156,7 @@ async function checkPages(address: string): Promise<void> {
     ]);
     await page.goto(`${address}#/groups`);
     await waitText(page, "[data-unreadable=batch]", "end time of -1");
+    await waitText(page, "[data-unreadable=batch]", "mend it with taquba runs repair");
     await page.goto(`${address}#/waiting`);
     await waitText(page, "main", "wait-ok-key");
     // The server answered every page: the runs page loads again.
@@ -222,10 +223,18 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
   // Groups: the group with a damaged member is reported by its id, not counted; its page is an error naming the member's record.
   const groups = await cli("groups list", "--json");
   expect(groups.code, groups.err).toBe(EXIT.ok);
-  const groupPage = JSON.parse(groups.out) as { groups: { groupId: string }[]; unreadable: { groupId: string; reason: string }[] };
+  const groupPage = JSON.parse(groups.out) as {
+    groups: { groupId: string }[];
+    unreadable: { groupId: string; reason: string; damage?: Record<string, unknown> }[];
+  };
   expect(groupPage.groups).toEqual([]);
   expect(groupPage.unreadable.map((u) => u.groupId)).toEqual(["batch"]);
+  // The damage comes as fields from the layer that read it, and the reason is built from them: it names the member's run to repair.
+  const memberA = (await owner.runtime.listRuns({ limit: 100 })).runs.find((r) => r.group?.key === "a")!.runId;
+  expect(groupPage.unreadable[0]!.damage).toEqual({ record: "member", memberKey: "a", runId: memberA, detail: expect.stringMatching(/end time of -1/) });
   expect(groupPage.unreadable[0]!.reason).toMatch(/group "batch" could not be counted: member "a" of a run group: its record is damaged \(.*end time of -1/);
+  expect(groupPage.unreadable[0]!.reason).toContain(`mend it with taquba runs repair "${memberA}"`);
+  expect(groupPage.unreadable[0]!.reason).not.toContain("workflow/");
   const groupTable = await cli("groups list");
   expect(groupTable.code).toBe(EXIT.ok);
   expect(groupTable.err).toMatch(/group "batch" could not be counted/);

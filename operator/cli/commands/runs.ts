@@ -159,12 +159,19 @@ export function repairText(out: RepairOutcome): string {
   const damage = out.damaged.map((d) => `its ${RECORD_WORDS[d.record]} is damaged (${d.detail})`).join("; ");
   const id = clean(out.runId);
   const job = out.stepJobId === undefined ? "" : `, its step job ${clean(out.stepJobId)} ${out.dryRun ? "would be" : "is"} removed (or stopped when running)`;
+  const cancelled = out.childrenCancelled ?? [];
+  const children =
+    cancelled.length === 0
+      ? ""
+      : `; its children ${cancelled.map((c) => clean(c)).join(", ")}, whose entries were damaged, ${out.dryRun ? "would be" : "are"} cancelled`;
   const did =
     out.action === "ended_failed"
       ? `${out.dryRun ? "would end" : "ended"} failed, saying it was repaired${job}`
       : out.action === "end_rewritten"
-        ? `its end record ${out.dryRun ? "would be" : "was"} rewritten: the run ended failed, saying it was repaired`
-        : `its listing entry ${out.dryRun ? "would be" : "was"} rewritten; the run itself is not changed`;
+        ? `its end record ${out.dryRun ? "would be" : "was"} rewritten: the run ended failed, saying it was repaired${children}`
+        : out.action === "records_rewritten"
+          ? `keeps its end; its damaged records ${out.dryRun ? "would be" : "were"} rewritten from it${children}`
+          : `its listing entry ${out.dryRun ? "would be" : "was"} rewritten; the run itself is not changed`;
   return `run ${id}: ${clean(damage)}\n${out.dryRun ? "dry run, nothing written: the repair" : "repaired: the run"} ${did}`;
 }
 
@@ -173,10 +180,20 @@ const repair: Command = {
   operands: "<runId>",
   arity: [1, 1],
   summary: "mend a run whose records are damaged: it ends failed, saying it was repaired (through the owner; see --dry-run)",
-  options: { "dry-run": { type: "boolean", description: "say what the repair would do, writing nothing" } },
+  options: {
+    "dry-run": { type: "boolean", description: "say what the repair would do, writing nothing" },
+    "scan-index": {
+      type: "boolean",
+      description:
+        "where no record holds the run's submission time, look for its listing entry through the whole run listing (one listing read per 1,000 runs)",
+    },
+  },
   async run(ctx) {
     const runId = ctx.operands[0]!;
-    const out = await new Operations(ctx.session).repair(runId, ctx.options["dry-run"] === true ? { dryRun: true } : {});
+    const out = await new Operations(ctx.session).repair(runId, {
+      ...(ctx.options["dry-run"] === true ? { dryRun: true } : {}),
+      ...(ctx.options["scan-index"] === true ? { scanIndex: true } : {}),
+    });
     ctx.io.out(ctx.json ? toJson(out) : repairText(out));
     return EXIT.ok;
   },

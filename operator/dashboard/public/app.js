@@ -319,7 +319,15 @@ async function action(question, path, body, done) {
   }
 }
 
-const RECORD_WORDS = { run_record: "run record", step_pointer: "step pointer", end_record: "end record", index_entry: "listing entry" };
+const RECORD_WORDS = {
+  run_record: "run record",
+  step_pointer: "step pointer",
+  end_record: "end record",
+  index_entry: "listing entry",
+  signal_wait: "signal wait",
+  group_member: "group member record",
+  child_entry: "child run entry",
+};
 
 /** A run page that could not load because a record of the run is damaged: the error, and the repair through the owner. */
 function damagedRun(id, err) {
@@ -333,7 +341,9 @@ function damagedRun(id, err) {
           ? "It ends failed, saying it was repaired."
           : plan.action === "end_rewritten"
             ? "Its end record is rewritten: it ended failed."
-            : "Its listing entry is rewritten; the run is not changed.";
+            : plan.action === "records_rewritten"
+              ? "It keeps its end; its damaged records are rewritten from it."
+              : "Its listing entry is rewritten; the run is not changed.";
       await action(`Repair run ${id}? ${damage}. ${what}`, `/api/runs/${enc}/repair`, {}, () => `run ${id} repaired`);
     } catch (e) {
       toast(e.message, true);

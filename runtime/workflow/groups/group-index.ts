@@ -7,12 +7,14 @@
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
-import { encodeValue } from "../records/codec.js";
+import { decodeValue, encodeValue } from "../records/codec.js";
 import { decodeGroupMember, decodeMap } from "../records/records.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { groupMembersPrefix } from "../records/kv-keys.js";
 import { indexSuffix, INVERTED_TIME_MAX } from "../runs/run-index.js";
-import type { GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions, UnreadableGroup } from "./group-listing.js";
+import type { GroupDamage, GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions, UnreadableGroup } from "./group-listing.js";
+import { memberRunId } from "./group-keys.js";
+import { RunId } from "../runs/run-id.js";
 import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
 export const GROUP_INDEX_PREFIX = `${RESERVED_KV_PREFIX}group-index/`;
@@ -75,15 +77,26 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
     last = suffix;
     const m = SUFFIX_RE.exec(suffix);
     if (m === null) continue;
-    let groupId = m[2]!;
-    // One damaged record leaves its own group out, named with the reason, and the others listed.
+    const tag = m[2]!;
+    // One damaged record leaves its own group out, named with the reason and the damage's fields, and the others listed.
+    let groupId: string;
     try {
       groupId = decodeGroupIndexEntry(e.value, e.key);
-      groups.push({ groupId, createdAtMs: INVERTED_TIME_MAX - Number(m[1]), members: await countMembers(reads, q, m[2]!) });
     } catch (err) {
       if (!(err instanceof StoreCorruptedError)) throw err;
-      unreadable.push({ groupId, reason: `group ${JSON.stringify(groupId)} could not be counted: ${err.message}` });
+      unreadable.push({
+        groupId: tag,
+        reason: `group ${JSON.stringify(tag)} could not be counted: ${err.message}`,
+        damage: { record: "index_entry", detail: err.detail },
+      });
+      continue;
     }
+    const members = await countMembers(reads, q, tag);
+    if ("record" in members) {
+      unreadable.push({ groupId, reason: `group ${JSON.stringify(groupId)} could not be counted: ${members.message}`, damage: members.damage });
+      continue;
+    }
+    groups.push({ groupId, createdAtMs: INVERTED_TIME_MAX - Number(m[1]), members });
   }
   const more = page.entries.length > limit;
   return {
@@ -93,7 +106,34 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
   };
 }
 
-async function countMembers(reads: GroupReads, q: string, tag: string): Promise<GroupMemberCounts> {
+/** A member record that does not read: its damage as fields, and the error's message. */
+interface DamagedMember {
+  readonly record: "member";
+  readonly damage: GroupDamage;
+  readonly message: string;
+}
+
+/** The damage of member record `key` (`bytes`) that failed its check with `err`: its key, and its run as the record still names it. */
+function memberDamage(err: StoreCorruptedError, key: string, prefix: string, tag: string, bytes: Uint8Array): DamagedMember {
+  const memberKey = key.slice(prefix.length);
+  let runId: string | undefined;
+  try {
+    const raw = decodeValue(bytes) as Record<string, unknown> | null;
+    if (raw !== null && typeof raw === "object" && typeof raw["runId"] === "string" && RunId.isValid(raw["runId"])) runId = raw["runId"];
+  } catch {
+    // Not even a map: the run is the one the group and key derive.
+  }
+  if (runId === undefined) {
+    try {
+      runId = memberRunId(tag, memberKey);
+    } catch {
+      // A key no member run id is made of.
+    }
+  }
+  return { record: "member", message: err.message, damage: { record: "member", detail: err.detail, memberKey, ...(runId === undefined ? {} : { runId }) } };
+}
+
+async function countMembers(reads: GroupReads, q: string, tag: string): Promise<GroupMemberCounts | DamagedMember> {
   const c = { total: 0, active: 0, succeeded: 0, failed: 0, cancelled: 0 };
   const prefix = groupMembersPrefix(q, tag);
   let after: string | undefined;
@@ -101,7 +141,12 @@ async function countMembers(reads: GroupReads, q: string, tag: string): Promise<
     const page = await reads.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
       c.total++;
-      c[decodeGroupMember(e.value, e.key).state]++;
+      try {
+        c[decodeGroupMember(e.value, e.key).state]++;
+      } catch (err) {
+        if (!(err instanceof StoreCorruptedError)) throw err;
+        return memberDamage(err, e.key, prefix, tag, e.value);
+      }
     }
     if (page.nextCursor === undefined) return c;
     after = page.nextCursor;

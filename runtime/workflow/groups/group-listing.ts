@@ -29,11 +29,24 @@ export interface GroupRow {
   readonly members: GroupMemberCounts;
 }
 
+/** Which record of a group the listing found damaged, and what is wrong with it (without its key). */
+export interface GroupDamage {
+  /** `index_entry`: the group's listing entry; `member`: a member's record. */
+  readonly record: "index_entry" | "member";
+  readonly detail: string;
+  /** For a member record: the member's key. */
+  readonly memberKey?: string;
+  /** For a member record: the member's run, as the record still names it (else as the group and key derive it). */
+  readonly runId?: string;
+}
+
 /** A group the listing could not count (a damaged member record or index entry); the other groups are still listed. */
 export interface UnreadableGroup {
   /** The group's id, or its storage tag when its index entry is the damaged record. */
   readonly groupId: string;
   readonly reason: string;
+  /** The damaged record as fields, when a record failed its check (absent for other failures). */
+  readonly damage?: GroupDamage;
 }
 
 /** One page of a group listing, newest group first. */

@@ -13,7 +13,13 @@
  *   in that commit (a claimed one is asked to stop);
  * - an ended run whose end record is damaged gets a new end record saying
  *   `failed`, repaired, keeping what still reads of the old one;
- * - a listing entry is rewritten from what still reads of it.
+ * - a listing entry is rewritten from what still reads of it;
+ * - the records beside the run's own that its fields name (the signal wait
+ *   its step waits on, its group member record, its entry under its parent,
+ *   its children's entries) are checked too: an active run ends failed as
+ *   above, an ended run keeps its end and they are rewritten from it (an
+ *   ended parent's children are settled first, as its own settlement of
+ *   them would have).
  *
  * One commit each, with the client's applied mark: a crash before it
  * leaves the damage for a second repair, one after it leaves a run whose
@@ -24,12 +30,19 @@ import { StoreCorruptedError } from "../../errors.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
-import { childrenPrefix, runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
+import { childEntryKey, childrenPrefix, GROUPS_PREFIX, groupMemberKey, runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import {
+  decodeChildEntry,
+  decodeGroupMember,
+  decodeSignalWait,
+  encodeChildEntry,
+  encodeGroupMember,
+  isParentClosePolicy,
   decodeRunRecord,
   decodeStepPointer,
   decodeTerminalRecord,
   encodeTerminalRecord,
+  type GroupMemberRecord,
   type RunRecord,
   type StepPointer,
   type TerminalRecord,
@@ -40,12 +53,13 @@ import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
-import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, runIndexKey, type IndexEntry } from "./run-index.js";
+import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, parseSuffix, runIndexKey, runIndexPrefix, type IndexEntry } from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
+import { cancelRun } from "./cancel.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
 /** What a repair does (or, for a dry run, would do) to a run. */
-export type RepairAction = "ended_failed" | "end_rewritten" | "index_rewritten";
+export type RepairAction = "ended_failed" | "end_rewritten" | "records_rewritten" | "index_rewritten";
 
 /** What `repairRun` found and did. */
 export interface RepairOutcome {
@@ -55,12 +69,23 @@ export interface RepairOutcome {
   /**
    * `ended_failed`: the active run ended failed (its step job removed, or
    * asked to stop when claimed); `end_rewritten`: the ended run's end record
-   * now says failed; `index_rewritten`: only its listing entry was rewritten,
-   * the run goes on.
+   * now says failed; `records_rewritten`: the ended run's end is kept, its
+   * damaged group member record rewritten from it and its damaged child
+   * entries settled (see `childrenCancelled`); `index_rewritten`: only its
+   * listing entry was rewritten, the run goes on.
    */
   readonly action: RepairAction;
   /** The step job the repair removes or stops, when the records name one. */
   readonly stepJobId?: string;
+  /**
+   * The children of an ended parent that the repair cancels: their entries
+   * under it were damaged, so the parent's settlement of its children
+   * stopped at them and they would run on unowned. Each is settled as that
+   * settlement would have (cancelled unless the parent succeeded or the
+   * child's run record keeps the policy `abandon`). For an active parent,
+   * the entries are rewritten and its end's settlement deals with them.
+   */
+  readonly childrenCancelled?: readonly string[];
   /** True when nothing was written (`dryRun`). */
   readonly dryRun: boolean;
 }
@@ -69,6 +94,16 @@ export interface RepairOutcome {
 export interface RepairRunOptions {
   /** Read and say what the repair would do, writing nothing. */
   readonly dryRun?: boolean;
+  /**
+   * Where neither the run record nor the end record holds the run's
+   * submission time, which places its listing entry (records of earlier
+   * versions, or the field lost to the damage), look for the entry through
+   * the step queue's whole run listing: one listing read per 1,000 runs.
+   * Without it, such a run whose other records read is refused
+   * (`RunNotDamagedError`, reason `index_unchecked`), and a damaged one is
+   * mended without its entry being checked.
+   */
+  readonly scanIndex?: boolean;
 }
 
 /** The error a repaired run ends with, naming the records that were damaged. */
@@ -82,6 +117,9 @@ export const RECORD_WORDS: Readonly<Record<RunDamage["record"], string>> = {
   step_pointer: "step pointer",
   end_record: "end record",
   index_entry: "listing entry",
+  signal_wait: "signal wait",
+  group_member: "group member record",
+  child_entry: "child run entry",
 };
 
 /** The fields of the MessagePack map in `bytes`; none when they hold no map. */
@@ -146,6 +184,13 @@ const END_FIELDS = ["incarnation", "token", "memoPrefix", "submittedAtMs", "subm
 /** Every field of an index entry: its headers and the optional ones its decoder knows. */
 const INDEX_FIELDS = ["headers", ...INDEX_OPTIONAL] as const;
 
+/** A record of the run beside its own, as stored, and whether it reads. */
+interface Beside {
+  readonly key: string;
+  readonly bytes: Uint8Array;
+  readonly damaged: boolean;
+}
+
 /** The records of run `runId` as stored, each decoded or its damage. */
 interface Found {
   runBytes: Uint8Array | null;
@@ -153,10 +198,72 @@ interface Found {
   endBytes: Uint8Array | null;
   indexKey: string | undefined;
   indexBytes: Uint8Array | null;
+  /** The submission time in the entry's key, when the entry was found by a scan. */
+  indexAt?: number;
+  /** No record named the submission time, and no scan looked for the entry: it was not checked. */
+  indexUnchecked: boolean;
+  /** The signal wait its step waits on, its group member record, its entry under its parent. */
+  wait?: Beside;
+  member?: Beside;
+  asChild?: Beside;
+  /** Its children's damaged entries, with the child's run id. */
+  childEntries: (Beside & { readonly childRunId: string })[];
   damaged: RunDamage[];
 }
 
-async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
+/** The record at `key` and its damage (`words` name it in the detail); undefined when absent or when it names another run. */
+async function besideRecord(
+  core: RuntimeCore,
+  key: string,
+  runId: string | undefined,
+  record: RunDamage["record"],
+  decode: (b: Uint8Array) => unknown,
+  words = "",
+): Promise<{ beside: Beside; damage?: RunDamage } | undefined> {
+  const bytes = await core.queue.kvGet(key);
+  if (bytes === null) return undefined;
+  const named = fieldsOf(bytes)["runId"];
+  // A record that still names another run is that run's to mend.
+  if (runId !== undefined && typeof named === "string" && named !== runId) return undefined;
+  const damage = damageOf(bytes, record, decode);
+  return { beside: { key, bytes, damaged: damage !== undefined }, ...(damage === undefined ? {} : { damage: { record, detail: `${words}${damage.detail}` } }) };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+const mapOf = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** Every child entry of parent `runId` that does not read (all pages: one parent's children). */
+async function damagedChildEntries(core: RuntimeCore, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
+  const prefix = childrenPrefix(core.queueName, runId);
+  const out: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await core.queue.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+    if (page.entries.length === 0) return out;
+    for (const e of page.entries) {
+      after = e.key;
+      const damage = damageOf(e.value, "child_entry", (b) => decodeChildEntry(b, e.key));
+      const childRunId = e.key.slice(prefix.length);
+      if (damage !== undefined)
+        out.push({ key: e.key, bytes: e.value, damaged: true, childRunId, detail: `child run ${JSON.stringify(childRunId)}: ${damage.detail}` });
+    }
+  }
+}
+
+/** Run `runId`'s listing entry, found by reading the step queue's whole run listing (see `RepairRunOptions.scanIndex`). */
+async function scannedIndexEntry(core: RuntimeCore, runId: string): Promise<{ key: string; bytes: Uint8Array; at: number } | undefined> {
+  const prefix = runIndexPrefix(core.queueName);
+  for (let after: string | undefined; ; ) {
+    const page = await core.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) {
+      const parsed = parseSuffix(e.key.slice(prefix.length));
+      if (parsed?.runId === runId) return { key: e.key, bytes: e.value, at: parsed.submittedAtMs };
+    }
+    if (page.nextCursor === undefined) return undefined;
+    after = page.nextCursor;
+  }
+}
+
+async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean): Promise<Found> {
   const q = core.queueName;
   const [runBytes, pointerBytes, endBytes] = await Promise.all([
     core.queue.kvGet(runKey(q, runId)),
@@ -165,8 +272,13 @@ async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
   ]);
   // The listing entry's key holds the submission time, which the run or end record names.
   const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
-  const indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
-  const indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
+  let indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexAt: number | undefined;
+  if (at === undefined && scanIndex) {
+    const scanned = await scannedIndexEntry(core, runId);
+    if (scanned !== undefined) [indexKey, indexBytes, indexAt] = [scanned.key, scanned.bytes, scanned.at];
+  }
   const damaged = [
     damageOf(runBytes, "run_record", (b) => decodeRunRecord(b, runKey(q, runId))),
     damageOf(pointerBytes, "step_pointer", (b) => decodeStepPointer(b, stepPointerKey(q, runId))),
@@ -174,7 +286,74 @@ async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
     runBytes === null ? damageOf(endBytes, "end_record", (b) => decodeTerminalRecord(b, terminalRecordKey(q, runId))) : undefined,
     damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!)),
   ].filter((d): d is RunDamage => d !== undefined);
-  return { runBytes, pointerBytes, endBytes, indexKey, indexBytes, damaged };
+  const found: Found = {
+    runBytes,
+    pointerBytes,
+    endBytes,
+    indexKey,
+    indexBytes,
+    ...(indexAt === undefined ? {} : { indexAt }),
+    indexUnchecked: at === undefined && !scanIndex,
+    childEntries: [],
+    damaged,
+  };
+  const active = runBytes !== null || pointerBytes !== null;
+  const rawRun = fieldsOf(runBytes);
+
+  // The records beside the run's own that name it, found from what still reads of its own.
+  const waitOn = active ? str(fieldsOf(pointerBytes)["signalWait"]) : undefined;
+  if (waitOn !== undefined) {
+    const key = signalWaitKey(q, waitOn);
+    const r = await besideRecord(core, key, runId, "signal_wait", (b) => decodeSignalWait(b, key), `the wait for signal ${JSON.stringify(waitOn)}: `);
+    if (r !== undefined) {
+      found.wait = r.beside;
+      if (r.damage !== undefined) damaged.push(r.damage);
+    }
+  }
+  // The group's storage tag: the run record's group names it, a listing entry names it beside the group's id.
+  const runGroup = mapOf(rawRun["group"]);
+  const entryGroup = mapOf(fieldsOf(indexBytes)["group"]);
+  const tag = str(runGroup["id"]) ?? str(entryGroup["tag"]);
+  const memberKey = str(runGroup["key"]) ?? str(entryGroup["key"]);
+  if (tag !== undefined && memberKey !== undefined) {
+    const key = groupMemberKey(q, tag, memberKey);
+    const r = await besideRecord(core, key, runId, "group_member", (b) => decodeGroupMember(b, key), `member ${JSON.stringify(memberKey)}: `);
+    if (r !== undefined) {
+      found.member = r.beside;
+      if (r.damage !== undefined) damaged.push(r.damage);
+    }
+  }
+  const parent = active ? str(mapOf(rawRun["parent"])["runId"]) : undefined;
+  if (parent !== undefined) {
+    const key = childEntryKey(q, parent, runId);
+    const r = await besideRecord(
+      core,
+      key,
+      undefined,
+      "child_entry",
+      (b) => decodeChildEntry(b, key),
+      `its entry under parent run ${JSON.stringify(parent)}: `,
+    );
+    if (r !== undefined) {
+      found.asChild = r.beside;
+      if (r.damage !== undefined) damaged.push(r.damage);
+    }
+  }
+  for (const c of await damagedChildEntries(core, runId)) {
+    found.childEntries.push(c);
+    damaged.push({ record: "child_entry", detail: c.detail });
+  }
+  return found;
+}
+
+/**
+ * The entry of child `childRunId` rewritten with the parent-close policy
+ * its own run record keeps, else the default (`cancel`): a child whose
+ * policy is lost is cancelled with its parent, never left running unowned.
+ */
+async function mendedChildEntry(core: RuntimeCore, childRunId: string): Promise<Uint8Array> {
+  const policy = mapOf(fieldsOf(await core.queue.kvGet(runKey(core.queueName, childRunId)))["parent"])["parentClose"];
+  return encodeChildEntry({ parentClose: isParentClosePolicy(policy) ? policy : "cancel" });
 }
 
 /** The listing entry rewritten from what still reads of it (the run record's fields where it has none). */
@@ -201,13 +380,13 @@ export async function repairRun(
   const dryRun = opts.dryRun === true;
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
-    const found = await readRecords(core, runId);
+    const found = await readRecords(core, runId, opts.scanIndex === true);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
-    if (damaged.length === 0) throw new RunNotDamagedError(runId, runBytes === null ? "ended" : "active");
+    if (damaged.length === 0) throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
-    const submittedAtMs = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? now;
+    const submittedAtMs = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt ?? now;
     const active = runBytes !== null || pointerBytes !== null;
     const healthyRun = !damaged.some((d) => d.record !== "index_entry");
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
@@ -230,32 +409,44 @@ export async function repairRun(
       )
         return out;
     } else if (!active) {
-      // An ended run whose end record does not read: a new end record saying failed, repaired.
+      // An ended run: a new end record saying failed, repaired, where it does not read; its member and child entries mended beside it.
       const key = terminalRecordKey(q, runId);
-      const raw = fieldsOf(endBytes);
-      const rec: TerminalRecord = salvaged(
-        {
-          runId,
-          status: "failed",
-          errorKind: "permanent",
-          error: repairedError(damaged),
-          finalStep: typeof raw["finalStep"] === "number" && Number.isSafeInteger(raw["finalStep"]) && raw["finalStep"] >= 0 ? raw["finalStep"] : 0,
-          terminatedAtMs: isStoredTime(raw["terminatedAtMs"]) ? raw["terminatedAtMs"] : now,
-          incarnation: `repaired-${now}`,
-          token: `repaired:${now}`,
-          // The outcome is this record's, whatever result record the old one named.
-          inline: { headers: {} },
-        },
-        raw,
-        END_FIELDS,
-        (b) => decodeTerminalRecord(b, key),
-      );
-      const out = base("end_rewritten");
+      const endDamaged = damaged.some((d) => d.record === "end_record");
+      const rec: TerminalRecord = endDamaged ? rewrittenEnd(found, runId, damaged, now, key) : decodeTerminalRecord(endBytes!, key);
+      // The ended parent's own settlement of its children stopped at these entries: each child is settled as it would have been
+      // (by the policy its run record keeps, else cancelled), before the entry goes (a crash in between leaves the entry, so a
+      // second repair does it again).
+      const cancelled: string[] = [];
+      for (const c of found.childEntries) {
+        const policy = decodeChildEntry(await mendedChildEntry(core, c.childRunId), c.key).parentClose;
+        if (rec.status !== "succeeded" && policy === "cancel" && RunId.isValid(c.childRunId)) cancelled.push(c.childRunId);
+      }
+      const out = { ...base(endDamaged ? "end_rewritten" : "records_rewritten"), ...(cancelled.length === 0 ? {} : { childrenCancelled: cancelled }) };
       if (dryRun) return out;
-      const effects = new SettlementEffects().kvPut(key, encodeTerminalRecord(rec));
+      for (const child of cancelled) await cancelRun(core, core.view, child);
+      const effects = new SettlementEffects();
+      const expected: { key: string; value: Uint8Array | null }[] = [];
+      if (endDamaged) {
+        effects.kvPut(key, encodeTerminalRecord(rec));
+        expected.push({ key, value: endBytes });
+      }
+      if (found.member?.damaged === true) {
+        const m = found.member;
+        effects.kvPut(m.key, encodeGroupMember(memberOfEnd(rec, m.key, runId)));
+        expected.push({ key: m.key, value: m.bytes });
+      }
+      for (const c of found.childEntries) {
+        // A cancelled child's end removed its entry already.
+        const now = cancelled.includes(c.childRunId) ? await core.queue.kvGet(c.key) : c.bytes;
+        if (now === null) continue;
+        effects.kvDelete(c.key);
+        expected.push({ key: c.key, value: now });
+      }
       const entry = mendedIndex(found, submittedAtMs, {});
-      if (entry !== undefined) effects.kvPut(found.indexKey!, entry);
-      const expected = [{ key, value: endBytes }, ...(entry === undefined ? [] : [{ key: found.indexKey!, value: found.indexBytes }])];
+      if (entry !== undefined) {
+        effects.kvPut(found.indexKey!, entry);
+        expected.push({ key: found.indexKey!, value: found.indexBytes });
+      }
       if (await core.queue.kvCompareAndApply(expected, mark === undefined ? effects : markEffects(mark, out, effects))) return out;
     } else {
       const pointerKey = stepPointerKey(q, runId);
@@ -275,7 +466,8 @@ export async function repairRun(
           error: repairedError(damaged),
           finalStep: pointer.step ?? 0,
           token: `${jobId ?? run.incarnation}:repaired`,
-          signalWait: job?.state === "scheduled" ? pointer.signalWait : undefined,
+          // A damaged wait goes as a released one does.
+          signalWait: job?.state === "scheduled" || found.wait?.damaged === true ? pointer.signalWait : undefined,
         },
         now,
         core.memos.prefix,
@@ -284,6 +476,16 @@ export async function repairRun(
       const effects = await terminalEffectsWithoutWorker(core, t);
       const entry = mendedIndex(found, submittedAtMs, run);
       if (entry !== undefined) effects.kvPut(found.indexKey!, entry);
+      // The end's effects rewrite the member, drop the wait and the entry under the parent that the salvaged records name; these are the rest.
+      if (found.wait?.damaged === true && t.signalWait === undefined) effects.kvDelete(found.wait.key);
+      if (found.member?.damaged === true && t.group === undefined)
+        effects.kvPut(
+          found.member.key,
+          encodeGroupMember(memberOfEnd({ ...t, status: "failed", terminatedAtMs: now, error: repairedError(damaged) }, found.member.key, runId)),
+        );
+      if (found.asChild?.damaged === true && t.parent === undefined) effects.kvDelete(found.asChild.key);
+      // Its children's entries read again, so the end's settlement of its children deals with each by its policy.
+      for (const c of found.childEntries) effects.kvPut(c.key, await mendedChildEntry(core, c.childRunId));
       const marked = mark === undefined ? effects : markEffects(mark, out, effects);
       let committed = false;
       if (job !== null && (job.state === "pending" || job.state === "scheduled")) {
@@ -295,6 +497,7 @@ export async function repairRun(
           [
             { key: runKey(q, runId), value: runBytes },
             { key: pointerKey, value: pointerBytes },
+            ...[found.wait, found.member, found.asChild, ...found.childEntries].flatMap((b) => (b?.damaged === true ? [{ key: b.key, value: b.bytes }] : [])),
           ],
           marked,
         );
@@ -309,6 +512,46 @@ export async function repairRun(
     }
     if (round >= 1) throw new RunNotDamagedError(runId, "changing");
   }
+}
+
+/** A new end record of ended run `runId` saying failed, repaired, keeping what still reads of the old one. */
+function rewrittenEnd(found: Found, runId: string, damaged: readonly RunDamage[], now: number, key: string): TerminalRecord {
+  const raw = fieldsOf(found.endBytes);
+  return salvaged(
+    {
+      runId,
+      status: "failed",
+      errorKind: "permanent",
+      error: repairedError(damaged),
+      finalStep: typeof raw["finalStep"] === "number" && Number.isSafeInteger(raw["finalStep"]) && raw["finalStep"] >= 0 ? raw["finalStep"] : 0,
+      terminatedAtMs: isStoredTime(raw["terminatedAtMs"]) ? raw["terminatedAtMs"] : now,
+      incarnation: `repaired-${now}`,
+      token: `repaired:${now}`,
+      // The outcome is this record's, whatever result record the old one named.
+      inline: { headers: {} },
+    },
+    raw,
+    END_FIELDS,
+    (b) => decodeTerminalRecord(b, key),
+  );
+}
+
+/** The group member record of an ended run, told from its end record (`key` ends in the member key). */
+function memberOfEnd(
+  rec: Pick<TerminalRecord, "incarnation" | "status" | "terminatedAtMs" | "error" | "errorKind">,
+  key: string,
+  runId: string,
+): GroupMemberRecord {
+  const memberKey = key.slice(key.indexOf("/", key.indexOf("/", GROUPS_PREFIX.length) + 1) + 1);
+  return {
+    key: memberKey,
+    runId,
+    incarnation: rec.incarnation,
+    state: rec.status,
+    terminatedAtMs: rec.terminatedAtMs,
+    ...(rec.error === undefined ? {} : { error: rec.error }),
+    ...(rec.errorKind === undefined ? {} : { errorKind: rec.errorKind }),
+  };
 }
 
 function salvagedPointer(raw: Record<string, unknown>, key: string): Partial<StepPointer> {

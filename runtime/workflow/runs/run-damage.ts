@@ -9,9 +9,15 @@ import { StoreCorruptedError } from "../../errors.js";
 import { CHILDREN_PREFIX, GROUPS_PREFIX, OUTCOMES_PREFIX, RUNS_PREFIX, SIGNAL_WAIT_PREFIX, STEPS_PREFIX } from "../records/kv-keys.js";
 import { RUN_INDEX_PREFIX } from "./run-index.js";
 import { SCHEDULES_PREFIX } from "../schedules/schedule-record.js";
+import { memberRunId } from "../groups/group-keys.js";
 
-/** The records of a run that an operator can find damaged (see `repairRun`). */
-export type RunRecordKind = "run_record" | "step_pointer" | "end_record" | "index_entry";
+/**
+ * The records of a run that an operator can find damaged (see `repairRun`).
+ * A listing reports the first four; a repair also checks the signal wait
+ * its step waits on, its group member record and its child run entries
+ * (its own under its parent, and those of its children).
+ */
+export type RunRecordKind = "run_record" | "step_pointer" | "end_record" | "index_entry" | "signal_wait" | "group_member" | "child_entry";
 
 /** One damaged record of a run: which record and what is wrong with it (without its key). */
 export interface RunDamage {
@@ -23,8 +29,8 @@ export interface RunDamage {
 export type DamagedItem =
   | { readonly kind: "run"; readonly runId: string; readonly record: RunRecordKind }
   | { readonly kind: "signal_wait"; readonly key: string }
-  | { readonly kind: "group_member"; readonly memberKey: string }
-  | { readonly kind: "child_entry"; readonly parentRunId: string }
+  | { readonly kind: "group_member"; readonly memberKey: string; readonly runId?: string }
+  | { readonly kind: "child_entry"; readonly parentRunId: string; readonly childRunId?: string }
   | { readonly kind: "schedule"; readonly scheduleId: string };
 
 const INDEX_TIME_DIGITS = 16;
@@ -53,13 +59,27 @@ export function damagedItemOf(key: string): DamagedItem | undefined {
   if (member !== undefined) {
     // After the group's storage tag: the member key (which may hold `/`).
     const slash = member.indexOf("/");
-    return slash < 0 ? undefined : { kind: "group_member", memberKey: member.slice(slash + 1) };
+    if (slash < 0) return undefined;
+    const memberKey = member.slice(slash + 1);
+    return { kind: "group_member", memberKey, ...memberRunOf(member.slice(0, slash), memberKey) };
   }
   const child = afterQueue(key, CHILDREN_PREFIX);
-  if (child !== undefined) return { kind: "child_entry", parentRunId: child.split("/")[0]! };
+  if (child !== undefined) {
+    const [parentRunId, childRunId] = child.split("/") as [string, string | undefined];
+    return { kind: "child_entry", parentRunId, ...(childRunId ? { childRunId } : {}) };
+  }
   const schedule = afterQueue(key, SCHEDULES_PREFIX);
   if (schedule !== undefined) return { kind: "schedule", scheduleId: schedule };
   return undefined;
+}
+
+/** The run id of member `key` of the group tagged `tag`, when those make one. */
+function memberRunOf(tag: string, key: string): { runId: string } | Record<string, never> {
+  try {
+    return { runId: memberRunId(tag, key) };
+  } catch {
+    return {};
+  }
 }
 
 /** The damage `err` reports on one of run `runId`'s records; undefined when it is no `StoreCorruptedError` of that run's records. */
