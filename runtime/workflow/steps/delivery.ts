@@ -226,6 +226,75 @@ function stepFields(this: Building<Step>, p: DeliveryParts, stepNumber: number, 
 stepFields.prototype = Object.prototype;
 const StepFields = stepFields as unknown as new (...args: Parameters<typeof stepFields>) => Building<Step>;
 
+/** What a step of a claimed job holds of the job itself: its id, counts, cancel source and lease. */
+export type StepJob = CancelSource & {
+  readonly id: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly lease: LeaseHandle;
+  isLastAttempt(): boolean;
+};
+
+/**
+ * Builds the {@link Step} of a claimed job: `makeStep`'s step with the
+ * job's own fields read from the job, so no parts object is made per step.
+ * The same keys, order, values and descriptors as `makeStep` gives.
+ */
+export function makeJobStep(
+  runId: RunId,
+  headers: Readonly<Record<string, string>>,
+  job: StepJob,
+  memo: Memo,
+  runMemo: Memo,
+  effects: EffectsHandle,
+  kv: KvReadHandle,
+  children: ChildRuns,
+  stepNumber: number,
+  payload: Uint8Array,
+  signal: Uint8Array | null | undefined,
+): Step {
+  const step = prototypeHoldsStepField()
+    ? filledWithoutPrototype(jobStepFields, runId, headers, job, memo, runMemo, effects, kv, children, stepNumber, payload, signal)
+    : new JobStepFields(runId, headers, job, memo, runMemo, effects, kv, children, stepNumber, payload, signal);
+  return Object.freeze(step);
+}
+
+/** `stepFields` for `makeJobStep`: the same fields in the same order, the job's read from the job. */
+function jobStepFields(
+  this: Building<Step>,
+  runId: RunId,
+  headers: Readonly<Record<string, string>>,
+  job: StepJob,
+  memo: Memo,
+  runMemo: Memo,
+  effects: EffectsHandle,
+  kv: KvReadHandle,
+  children: ChildRuns,
+  stepNumber: number,
+  payload: Uint8Array,
+  signal: Uint8Array | null | undefined,
+): void {
+  this.runId = runId;
+  this.headers = headers;
+  this.jobId = job.id;
+  this.attempt = job.attempt;
+  this.maxAttempts = job.maxAttempts;
+  defineCancelSignal(this, job);
+  this.lease = job.lease;
+  this.memo = memo;
+  this.runMemo = runMemo;
+  this.effects = effects;
+  this.kv = kv;
+  this.children = children;
+  // The claimed job's own: the same counts, and no closure of its own per step.
+  this.isLastAttempt = job.isLastAttempt ?? lastAttemptOf(job.attempt, job.maxAttempts);
+  this.stepNumber = stepNumber;
+  this.payload = payload;
+  this.signal = signal;
+}
+jobStepFields.prototype = Object.prototype;
+const JobStepFields = jobStepFields as unknown as new (...args: Parameters<typeof jobStepFields>) => Building<Step>;
+
 /**
  * The delivery's fields, in their key order, unfrozen: the first fields of a step (`stepFields`),
  * for a detached delivery. Fields listed, not spread (V8 builds a spread copy of `p` plus a

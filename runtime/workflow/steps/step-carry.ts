@@ -16,6 +16,7 @@
 import type { KvToken } from "../../queue/queue.js";
 import type { KvKeyPrefixRef, KvKeyRef } from "../../queue/user-keys.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
+import type { MemoStore } from "../memo/memo.js";
 import type { RunRecord, StepPointer } from "../records/records.js";
 import type { RunId } from "../runs/run-id.js";
 
@@ -44,6 +45,8 @@ export interface CarriedRun {
   readonly run: Known<RunRecord>;
   readonly pointer: Known<StepPointer>;
   readonly keys: RunKeys;
+  /** Where the run keeps its memos, as `run`'s memo prefix names them: the next step's while it reads that record unchanged. */
+  readonly memos: MemoStore;
 }
 
 /** `known`'s value when `bytes` are the same bytes, else `decode(bytes, key)` (`key`: where they were read, for its errors). */

@@ -78,39 +78,81 @@ export function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrac
 /** What a step with no earlier attempts, no memo writes or no staged puts lists: one array for every such step, never written (the record only encodes it). */
 const NONE: readonly never[] = Object.freeze([]);
 
+/**
+ * The attempt and the facts `stageWith` hands the writer: two objects
+ * refilled for every step rather than made per step. The writer reads
+ * them within the call and keeps none of them (the encoder's own state is
+ * one per module too); every field is an own field from the start, so
+ * refilling defines nothing, and the payloads and lists are dropped after
+ * each write so no step's data outlives its entry.
+ */
+const current: AttemptHistory = { attempt: 0, startedAtMs: 0, endedAtMs: 0, outcome: "continued", error: undefined, stack: undefined };
+const facts: StepFacts = {
+  step: 0,
+  name: undefined,
+  payloadBytes: 0,
+  earlier: NONE,
+  current,
+  signal: undefined,
+  transition: undefined,
+  memoKeys: NONE,
+  kvPuts: NONE,
+  kvDeletes: NONE,
+  payload: undefined,
+  next: undefined,
+  signalPayload: undefined,
+};
+
 function stageWith(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects, earlier: readonly AttemptHistory[]): void {
-  // The error fields assigned, not spread into the literal (a slow path in V8, and this runs for every step).
-  const current: Building<AttemptHistory> = {
-    attempt: job.attempt,
-    startedAtMs: job.claimedAt,
-    endedAtMs: end.endedAtMs,
-    outcome: end.outcome,
-  };
-  if (end.error !== undefined) {
-    const f = errorFieldsOf(end.error.thrown, end.error.text);
-    if (f.error !== undefined) current.error = f.error;
-    if (f.stack !== undefined) current.stack = f.stack;
+  // First, before the shared objects are filled: reading a thrown value's stack may run the thrower's code.
+  const f = end.error === undefined ? undefined : errorFieldsOf(end.error.thrown, end.error.text);
+  const kvPuts = end.staged === undefined || end.staged.puts.length === 0 ? NONE : end.staged.puts.map(([k]) => k);
+  const c = current as Building<AttemptHistory>;
+  c.attempt = job.attempt;
+  c.startedAtMs = job.claimedAt;
+  c.endedAtMs = end.endedAtMs;
+  c.outcome = end.outcome;
+  c.error = f?.error;
+  c.stack = f?.stack;
+  facts.step = s.step;
+  facts.name = s.name;
+  facts.payloadBytes = job.payload.byteLength;
+  facts.earlier = earlier;
+  facts.signal = signalReceipt(job, s.signal);
+  facts.transition = end.transition;
+  facts.memoKeys = s.memoKeys ?? NONE;
+  facts.kvPuts = kvPuts;
+  facts.kvDeletes = end.staged?.deletes ?? NONE;
+  facts.payload = end.keepPayload === true ? job.payload : undefined;
+  facts.next = end.next;
+  facts.signalPayload = s.signal ?? undefined;
+  let bytes: ReturnType<typeof encodeStepFactsForCommit>;
+  try {
+    // Written once and never read back here: written from the facts without a record built first, and staged without a copy, as a view of the encoder's chunk when the commit copies it.
+    bytes = encodeStepFactsForCommit(facts, core.queue);
+  } finally {
+    dropFacts();
   }
-  const facts: StepFacts = {
-    step: s.step,
-    name: s.name,
-    payloadBytes: job.payload.byteLength,
-    earlier,
-    current,
-    signal: signalReceipt(job, s.signal),
-    transition: end.transition,
-    memoKeys: s.memoKeys ?? NONE,
-    kvPuts: end.staged === undefined || end.staged.puts.length === 0 ? NONE : end.staged.puts.map(([k]) => k),
-    kvDeletes: end.staged?.deletes ?? NONE,
-    payload: end.keepPayload === true ? job.payload : undefined,
-    next: end.next,
-    signalPayload: s.signal ?? undefined,
-  };
-  // Written once and never read back here: written from the facts without a record built first, and staged without a copy, as a view of the encoder's chunk when the commit copies it.
-  const bytes = encodeStepFactsForCommit(facts, core.queue);
   // Under the run's history prefix, checked once per run: no key built and checked whole per step.
   if (s.keys !== undefined) stageCommitOnlyUnder(effects, s.keys.history, paddedStep(s.step), bytes);
   else stageCommitOnlyOnce(effects, stepHistoryKey(core.queueName, s.runId, s.step), bytes);
   const evicted = evictedStep(s.step);
   if (evicted !== undefined) effects.kvDelete(stepHistoryKey(core.queueName, s.runId, evicted));
+}
+
+/** Lets go of what the last write's facts referred to. */
+function dropFacts(): void {
+  const c = current as Building<AttemptHistory>;
+  c.error = undefined;
+  c.stack = undefined;
+  facts.name = undefined;
+  facts.earlier = NONE;
+  facts.signal = undefined;
+  facts.transition = undefined;
+  facts.memoKeys = NONE;
+  facts.kvPuts = NONE;
+  facts.kvDeletes = NONE;
+  facts.payload = undefined;
+  facts.next = undefined;
+  facts.signalPayload = undefined;
 }

@@ -112,10 +112,10 @@ export function openStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot): 
   if (pointer === null || pointer.jobId !== job.id) return staleStep(core, job, slot);
   const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, keys.run);
   // Read in this turn, the bytes are of the token's value; read otherwise, the token is not known.
-  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined);
+  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried : undefined);
 }
 
-/** The `OpenStep` of a step of a live run, its memos where its submitting runtime keeps them. */
+/** The `OpenStep` of a step of a live run, its memos where its submitting runtime keeps them; `carried` only when its run record is the one read. */
 function opened(
   core: RuntimeCore,
   job: ClaimedJob,
@@ -126,11 +126,12 @@ function opened(
   runBytes: Uint8Array,
   run: RunRecord,
   runToken: KvToken | undefined,
-  carriedRun: Known<RunRecord> | undefined,
+  carried: CarriedRun | undefined,
 ): OpenStep {
-  // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step.
-  const memos = core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
-  return new OpenStep(core, job, runId, step, pointer.name, keys, runBytes, run, runToken, memos, carriedRun);
+  // The run's memo lives where its submitting runtime keeps memos, whichever runtime works this step: the carried
+  // run's when its record is the one read (the prefix is the record's), looked up once per run rather than per step.
+  const memos = carried !== undefined ? carried.memos : core.memos.withPrefix(run.memoPrefix ?? core.memos.prefix);
+  return new OpenStep(core, job, runId, step, pointer.name, keys, runBytes, run, runToken, memos, carried?.run);
 }
 
 /**
@@ -168,7 +169,7 @@ async function openStepSlowly(
     return undefined;
   }
   const run = same ? carried.run.value : decodeKnown(runBytes, carried?.run, decodeRunRecord, keys.run);
-  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried.run : undefined);
+  return opened(core, job, runId, step, pointer, keys, runBytes, run, runToken, same ? carried : undefined);
 }
 
 /** A job of the step queue that is no step of a run: a terminal notification, a child's or parent's end, a no-op. */

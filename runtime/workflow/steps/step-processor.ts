@@ -24,7 +24,7 @@ import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
-import { makeStep } from "./delivery.js";
+import { makeJobStep, type Step } from "./delivery.js";
 import { cancelRecorded, OpenStep, openStep, tokenNow } from "./step-open.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, stepDedupKey } from "../records/kv-keys.js";
@@ -424,27 +424,20 @@ async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, 
 }
 
 /** The `Step` the runner is handed for the opened step `w`: what it stages goes to `w.effects`, the memo keys it writes to `w.memoKeys`. */
-function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): ReturnType<typeof makeStep> {
+function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
   const { memos, runId, step, memoKeys } = w;
-  return makeStep(
-    {
-      runId,
-      // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
-      headers: { ...w.run.headers },
-      jobId: job.id,
-      attempt: job.attempt,
-      maxAttempts: job.maxAttempts,
-      // The claimed job's own: the same counts, and no closure of its own per step.
-      isLastAttempt: job.isLastAttempt,
-      cancel: job,
-      lease: job.lease,
-      // The memos of this submission only (see `RunRecord.memoSet`).
-      memo: watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, w.run.memoSet), memoKeys),
-      runMemo: watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", w.run.memoSet), memoKeys),
-      effects: w.effects,
-      kv: core.stepKv,
-      children: w.children,
-    },
+  const memoSet = w.run.memoSet;
+  return makeJobStep(
+    runId,
+    // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
+    { ...w.run.headers },
+    job,
+    // The memos of this submission only (see `RunRecord.memoSet`).
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys),
+    w.effects,
+    core.stepKv,
+    w.children,
     step,
     job.payload,
     w.signal,
@@ -627,6 +620,7 @@ class ChainedAck implements CarriedRun {
     readonly run: Known<RunRecord>,
     readonly pointer: Known<StepPointer>,
     readonly keys: RunKeys,
+    readonly memos: MemoStore,
   ) {}
 }
 
@@ -695,7 +689,7 @@ function submitContinue(
       : undefined;
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
-  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys);
+  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys, w.memos);
 }
 
 /** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
@@ -795,9 +789,12 @@ function nextStepHeaders(core: RuntimeCore, job: ClaimedJob, runId: RunId, nextS
   return headers;
 }
 
+/** A step continued at once, as its history reports it: one object for every such step, only ever encoded. */
+const IMMEDIATE: StepTransitionHistory = Object.freeze({ kind: "immediate" });
+
 /** The transition a continuing step chose, as its history reports it. */
 function transitionOf(when: Trigger, runAt: number | undefined, now: number): StepTransitionHistory {
-  if (when.kind === "immediate") return { kind: "immediate" };
+  if (when.kind === "immediate") return IMMEDIATE;
   if (when.kind === "after") return { kind: "after", delayMs: when.delayMs, runAtMs: runAt ?? now + when.delayMs };
   return { kind: "on_signal", key: when.correlationKey, timeoutMs: when.timeoutMs, deadlineMs: runAt ?? now + when.timeoutMs };
 }
