@@ -40,7 +40,7 @@ import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
-import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, runIndexKey, type IndexEntry } from "./run-index.js";
+import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, parseSuffix, runIndexKey, runIndexPrefix, type IndexEntry } from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
@@ -151,6 +151,8 @@ interface Found {
   runBytes: Uint8Array | null;
   pointerBytes: Uint8Array | null;
   endBytes: Uint8Array | null;
+  /** The run's submission time, from its records or else from its listing entry's key. */
+  at: number | undefined;
   indexKey: string | undefined;
   indexBytes: Uint8Array | null;
   damaged: RunDamage[];
@@ -164,7 +166,9 @@ async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
     core.queue.kvGet(terminalRecordKey(q, runId)),
   ]);
   // The listing entry's key holds the submission time, which the run or end record names.
-  const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
+  const at =
+    [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ??
+    (runBytes === null && endBytes === null ? undefined : await listedAt(core, runId));
   const indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
   const indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
   const damaged = [
@@ -174,7 +178,27 @@ async function readRecords(core: RuntimeCore, runId: string): Promise<Found> {
     runBytes === null ? damageOf(endBytes, "end_record", (b) => decodeTerminalRecord(b, terminalRecordKey(q, runId))) : undefined,
     damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!)),
   ].filter((d): d is RunDamage => d !== undefined);
-  return { runBytes, pointerBytes, endBytes, indexKey, indexBytes, damaged };
+  return { runBytes, pointerBytes, endBytes, at, indexKey, indexBytes, damaged };
+}
+
+/**
+ * The submission time in the key of run `runId`'s newest listing entry, for
+ * records that lost it: a run ended at another time would be listed nowhere
+ * (its entry names a submission its records do not). One pass over the
+ * listing, which only a repair of such records makes.
+ */
+async function listedAt(core: RuntimeCore, runId: string): Promise<number | undefined> {
+  const prefix = runIndexPrefix(core.queueName);
+  let after: string | undefined;
+  for (;;) {
+    const page = await core.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    for (const e of page.entries) {
+      const parsed = parseSuffix(e.key.slice(prefix.length));
+      if (parsed?.runId === runId) return parsed.submittedAtMs;
+    }
+    if (page.nextCursor === undefined) return undefined;
+    after = page.nextCursor;
+  }
 }
 
 /** The listing entry rewritten from what still reads of it (the run record's fields where it has none). */
@@ -207,7 +231,7 @@ export async function repairRun(
     if (damaged.length === 0) throw new RunNotDamagedError(runId, runBytes === null ? "ended" : "active");
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
-    const submittedAtMs = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? now;
+    const submittedAtMs = found.at ?? now;
     const active = runBytes !== null || pointerBytes !== null;
     const healthyRun = !damaged.some((d) => d.record !== "index_entry");
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
@@ -241,6 +265,7 @@ export async function repairRun(
           error: repairedError(damaged),
           finalStep: typeof raw["finalStep"] === "number" && Number.isSafeInteger(raw["finalStep"]) && raw["finalStep"] >= 0 ? raw["finalStep"] : 0,
           terminatedAtMs: isStoredTime(raw["terminatedAtMs"]) ? raw["terminatedAtMs"] : now,
+          ...(found.at === undefined ? {} : { submittedAtMs: found.at }),
           incarnation: `repaired-${now}`,
           token: `repaired:${now}`,
           // The outcome is this record's, whatever result record the old one named.
