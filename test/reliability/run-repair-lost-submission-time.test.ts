@@ -4,7 +4,9 @@
  * key holds that time, so a repair that took its own clock instead ended
  * the run under a time no entry names, and the run vanished from every
  * listing (it was listed as unreadable before the repair). The repaired
- * run must list once, as failed, under its submission time.
+ * run must list once, as failed, under its submission time. A rewritten
+ * end also moves the run from the listing of the status it ended with to
+ * the failed one.
  */
 import { describe, expect, it } from "vitest";
 import { pack, unpack } from "msgpackr";
@@ -24,7 +26,7 @@ async function damageSubmittedAt(env: Awaited<ReturnType<typeof openEnv>>, key: 
   await env.queue.kvPut(key, new Uint8Array(pack(fields)));
 }
 
-async function listedIds(env: Awaited<ReturnType<typeof openEnv>>, state?: "failed" | "succeeded"): Promise<string[]> {
+async function listedIds(env: Awaited<ReturnType<typeof openEnv>>, state?: "failed" | "succeeded" | "cancelled"): Promise<string[]> {
   const page = await env.runtime.listRuns(state === undefined ? {} : { state });
   expect(page.unreadable).toBeUndefined();
   return page.runs.map((r) => `${r.runId}:${r.state}:${r.submittedAtMs}`);
@@ -66,7 +68,30 @@ describe("repairRun over records that lost their submission time", () => {
       const out = await env.runtime.repairRun("lost-end-time");
       expect(out).toMatchObject({ action: "end_rewritten", damaged: [{ record: "end_record" }] });
       expect((await listedIds(env)).sort()).toEqual([`healthy:succeeded:${SUBMITTED_AT}`, `lost-end-time:failed:${SUBMITTED_AT}`]);
+      expect(await listedIds(env, "failed")).toEqual([`lost-end-time:failed:${SUBMITTED_AT}`]);
+      expect(await listedIds(env, "succeeded")).toEqual([`healthy:succeeded:${SUBMITTED_AT}`]);
       await expect(env.runtime.repairRun("lost-end-time")).rejects.toMatchObject({ code: "RUN_NOT_DAMAGED" });
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("moves a rewritten end's run from the listing of its old status to the failed one", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => StepOutcome.succeed(s.payload)),
+      { start: false },
+    );
+    try {
+      await env.runtime.submit({ runId: "was-cancelled", input: enc("x") });
+      await env.runtime.cancel("was-cancelled");
+      expect(await listedIds(env, "cancelled")).toEqual([`was-cancelled:cancelled:${SUBMITTED_AT}`]);
+      const key = terminalRecordKey(Q, "was-cancelled");
+      const fields = unpack((await env.queue.kvGet(key))!) as Record<string, unknown>;
+      fields["finalStep"] = -1;
+      await env.queue.kvPut(key, new Uint8Array(pack(fields)));
+      expect(await env.runtime.repairRun("was-cancelled")).toMatchObject({ action: "end_rewritten" });
+      expect(await listedIds(env, "cancelled")).toEqual([]);
+      expect(await listedIds(env, "failed")).toEqual([`was-cancelled:failed:${SUBMITTED_AT}`]);
     } finally {
       await env.stop();
     }

@@ -40,7 +40,17 @@ import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
-import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, parseSuffix, runIndexKey, runIndexPrefix, type IndexEntry } from "./run-index.js";
+import {
+  decodeIndexEntry,
+  EMPTY_VALUE,
+  encodeIndexEntry,
+  INDEX_OPTIONAL,
+  parseSuffix,
+  runEndedKey,
+  runIndexKey,
+  runIndexPrefix,
+  type IndexEntry,
+} from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 
@@ -278,6 +288,11 @@ export async function repairRun(
       const out = base("end_rewritten");
       if (dryRun) return out;
       const effects = new SettlementEffects().kvPut(key, encodeTerminalRecord(rec));
+      if (found.at !== undefined) {
+        // The run now lists by its new status: its entry under the old one (whichever it was) goes.
+        for (const s of ["succeeded", "cancelled"] as const) effects.kvDelete(runEndedKey(q, s, found.at, runId));
+        effects.kvPut(runEndedKey(q, "failed", found.at, runId), EMPTY_VALUE);
+      }
       const entry = mendedIndex(found, submittedAtMs, {});
       if (entry !== undefined) effects.kvPut(found.indexKey!, entry);
       const expected = [{ key, value: endBytes }, ...(entry === undefined ? [] : [{ key: found.indexKey!, value: found.indexBytes }])];
