@@ -20,7 +20,8 @@
  * records read, which a second repair refuses as not damaged. A run
  * with no damaged record is refused, so a healthy run is never ended here.
  */
-import { StoreCorruptedError } from "../../errors.js";
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
+import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
@@ -79,6 +80,22 @@ export interface RepairOutcome {
 export interface RepairRunOptions {
   /** Read and say what the repair would do, writing nothing. */
   readonly dryRun?: boolean;
+}
+
+const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true });
+
+/**
+ * Checks `repairRun`'s options; returns whether they ask for a dry run.
+ * `ValidationError` for anything else (also in a client, before writing):
+ * a misspelt or mistyped dry run must never repair the run for real.
+ */
+export function checkRepairOptions(opts: unknown): boolean {
+  if (opts === undefined) return false;
+  if (!isOptionObject(opts)) throw new ValidationError(`repairRun takes options { dryRun?: boolean }, got ${describeValue(opts)}`);
+  refuseUnknownFields(opts, REPAIR_RUN_FIELDS, "RepairRunOptions.", "RepairRunOptions");
+  const { dryRun } = readOptions(opts, REPAIR_RUN_FIELDS, "RepairRunOptions");
+  if (dryRun !== undefined && typeof dryRun !== "boolean") throw new ValidationError(`repairRun's dryRun must be true or false, got ${describeValue(dryRun)}`);
+  return dryRun === true;
 }
 
 /** The error a repaired run ends with, naming the records that were damaged. */
@@ -232,7 +249,7 @@ export async function repairRun(
 ): Promise<RepairOutcome> {
   const runId = RunId.parse(runIdIn);
   const q = core.queueName;
-  const dryRun = opts.dryRun === true;
+  const dryRun = checkRepairOptions(opts);
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
     const found = await readRecords(core, runId);
