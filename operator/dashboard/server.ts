@@ -19,6 +19,7 @@ import { StoreCorruptedError, TaqubaError, ValidationError } from "../../runtime
 import { damageText, withDamageText } from "../inspect/damage-text.js";
 import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
+import { checkRepairOptions } from "../../runtime/workflow/runs/repair.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
 import { authorized, bindingProblem, hostAllowed, tokenCookie, writeAllowed } from "./access.js";
@@ -277,9 +278,9 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
     [
       /^\/api\/runs\/([^/]+)\/repair$/,
       async (_url, req, m) => {
-        const dryRun = field(await readBody(req), "dryRun");
-        if (dryRun !== undefined && typeof dryRun !== "boolean") throw new HttpError(400, "dryRun must be true or false");
-        return ops.repair(pathId(m[1]!), dryRun === true ? { dryRun: true } : {});
+        const runId = pathId(m[1]!);
+        // The whole body is the options: a field the repair does not take (a misspelt dryRun) is refused, not ignored.
+        return ops.repair(runId, checkRepairOptions(await readBody(req)) ? { dryRun: true } : {});
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(pathId(m[1]!))],
