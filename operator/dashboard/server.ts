@@ -20,6 +20,7 @@ import { damageText, withDamageText } from "../inspect/damage-text.js";
 import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { checkRepairOptions } from "../../runtime/workflow/runs/repair.js";
+import { checkRetryOptions } from "../../runtime/workflow/runs/redrive.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
 import { authorized, bindingProblem, hostAllowed, tokenCookie, writeAllowed } from "./access.js";
@@ -268,11 +269,10 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
     [
       /^\/api\/runs\/([^/]+)\/retry$/,
       async (_url, req, m) => {
-        const fromStep = field(await readBody(req), "fromStep");
-        if (fromStep !== undefined && (typeof fromStep !== "number" || !Number.isSafeInteger(fromStep) || fromStep < 0)) {
-          throw new HttpError(400, "fromStep must be a step number");
-        }
-        return ops.retryRun(pathId(m[1]!), fromStep === undefined ? {} : { fromStep });
+        const runId = pathId(m[1]!);
+        // The whole body is the options: a field the retry does not take (a misspelt fromStep) is refused, not ignored.
+        const fromStep = checkRetryOptions(await readBody(req));
+        return ops.retryRun(runId, fromStep === undefined ? {} : { fromStep });
       },
     ],
     [
