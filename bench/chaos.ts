@@ -17,7 +17,9 @@
  * (an engine poisoned by faults) is restarted too and counted.
  *
  * Every worker appends to one log file (O_APPEND, one short write per
- * line): `submitted` after a submit resolved, `begin` when a step calls
+ * line): `submitted` after a submit resolved, `job` when a step starts
+ * (naming its step job, so a step enqueued twice shows as two job ids:
+ * reported as steps run by more than one step job), `begin` when a step calls
  * memoized, `effect` when the computation runs, `stored` when memoized
  * returned, `terminal` from the
  * terminal hook. At the end the parent stops the last worker, opens the
@@ -134,6 +136,8 @@ async function worker(dir: string, runs: number, faultRate: number, seed: number
       const gen = Number(s.headers.gen ?? 0);
       const k = s.stepNumber;
       const key = "abcde"[k]!;
+      // Which job ran the step: a step of one submission run by two job ids is a step enqueued twice.
+      log(`job ${logIdOf(id, gen)} ${k} ${s.jobId} ${s.attempt} ${pid} ${s.memo.memoSet ?? "-"}`);
       const v = await once(k === 3 ? s.runMemo : s.memo, id, gen, k, key);
       s.effects.put(`chaos/${id}/${k}`, enc(v));
       if (k === 0) return StepOutcome.continueNow(enc(v));
@@ -439,6 +443,12 @@ async function parent(): Promise<void> {
   // A memoized value of another submission of the run id: its memo set read by a later run.
   const foreign = lines.filter((l) => l[0] === "stored" && l[6] === "foreign").length;
   const timedOut = new Set(lines.filter((l) => l[0] === "signal" && l[2] === "timeout").map((l) => l[1]));
+  const jobsOfStep = new Map<string, Set<string>>();
+  for (const l of lines.filter((l) => l[0] === "job")) {
+    const step = `${l[1]} ${l[2]} ${l[6]}`;
+    (jobsOfStep.get(step) ?? jobsOfStep.set(step, new Set()).get(step)!).add(l[3]!);
+  }
+  const twice = [...jobsOfStep].filter(([, ids]) => ids.size > 1);
   const load1 = loadavg();
   console.log(
     `  wall ${wallS.toFixed(1)} s; ${done}/${runs} runs ended before the check; ${killed} SIGKILLs; ${selfExits} workers stopped by themselves and were restarted`,
@@ -457,6 +467,16 @@ async function parent(): Promise<void> {
   console.log(`  memo keys computed: ${effects.size}; runs whose signal wait timed out (a kill lost the signal before it was sent): ${timedOut.size}`);
   console.log(
     `  step jobs: ${JSON.stringify(stats)} (model: ${allSucceeded ? `done ${JOBS_PER_RUN * started}, nothing else` : `done ${JOBS_PER_RUN * succeeded} to ${JOBS_PER_RUN * started}`})${statsWrong ? " WRONG" : ""}`,
+  );
+  console.log(
+    `  steps run by more than one step job: ${twice.length}${
+      twice.length > 0
+        ? ` (e.g. ${twice
+            .slice(0, 3)
+            .map(([step, ids]) => `${step}: ${[...ids].join(", ")}`)
+            .join("; ")})`
+        : ""
+    }`,
   );
   console.log(`  load average at the end: ${load1.map((x) => x.toFixed(2)).join(" ")}`);
   const failed = runsLost + runsFailed + resultsLost + duplicated + unexplained + foreign > 0 || statsWrong;

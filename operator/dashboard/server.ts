@@ -19,6 +19,8 @@ import { StoreCorruptedError, TaqubaError, ValidationError } from "../../runtime
 import { damageText, withDamageText } from "../inspect/damage-text.js";
 import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
+import { checkRepairOptions } from "../../runtime/workflow/runs/repair.js";
+import { checkRetryOptions } from "../../runtime/workflow/runs/redrive.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
 import { authorized, bindingProblem, hostAllowed, tokenCookie, writeAllowed } from "./access.js";
@@ -267,19 +269,19 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
     [
       /^\/api\/runs\/([^/]+)\/retry$/,
       async (_url, req, m) => {
-        const fromStep = field(await readBody(req), "fromStep");
-        if (fromStep !== undefined && (typeof fromStep !== "number" || !Number.isSafeInteger(fromStep) || fromStep < 0)) {
-          throw new HttpError(400, "fromStep must be a step number");
-        }
-        return ops.retryRun(pathId(m[1]!), fromStep === undefined ? {} : { fromStep });
+        const runId = pathId(m[1]!);
+        // The whole body is the options: a field the retry does not take (a misspelt fromStep) is refused, not ignored.
+        const fromStep = checkRetryOptions(await readBody(req));
+        return ops.retryRun(runId, fromStep === undefined ? {} : { fromStep });
       },
     ],
     [
       /^\/api\/runs\/([^/]+)\/repair$/,
       async (_url, req, m) => {
-        const dryRun = field(await readBody(req), "dryRun");
-        if (dryRun !== undefined && typeof dryRun !== "boolean") throw new HttpError(400, "dryRun must be true or false");
-        return ops.repair(pathId(m[1]!), dryRun === true ? { dryRun: true } : {});
+        const runId = pathId(m[1]!);
+        // The whole body is the options: a field the repair does not take (a misspelt dryRun) is refused, not ignored.
+        const { dryRun, scanIndex } = checkRepairOptions(await readBody(req));
+        return ops.repair(runId, { ...(dryRun ? { dryRun } : {}), ...(scanIndex ? { scanIndex } : {}) });
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(pathId(m[1]!))],

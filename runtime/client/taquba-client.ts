@@ -31,7 +31,7 @@ import { openStore } from "../store/open-store.js";
 import { bytesAtCall } from "../workflow/bytes-at-call.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import type { RepairOutcome, RepairRunOptions } from "../workflow/runs/repair.js";
+import { checkRepairOptions, type RepairOutcome, type RepairRunOptions } from "../workflow/runs/repair.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
 import type { RunHistory } from "../workflow/runs/run-history.js";
@@ -389,19 +389,10 @@ export class TaqubaClient {
    */
   async repairRun(runId: RunId | string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
     const id = RunId.parse(runId);
-    if (opts === null || typeof opts !== "object")
-      throw new ValidationError(`repairRun takes options { dryRun?: boolean, scanIndex?: boolean }, got ${String(opts)}`);
-    for (const name of ["dryRun", "scanIndex"] as const)
-      if (opts[name] !== undefined && typeof opts[name] !== "boolean")
-        throw new ValidationError(`repairRun's ${name} must be a boolean, got ${String(opts[name])}`);
+    const { dryRun, scanIndex } = checkRepairOptions(opts);
     const shard = this.#runShard(id);
-    if (shard !== undefined) return shard.repairRun(id, opts);
-    const request: InboxRequest = {
-      op: "repair",
-      runId: id,
-      ...(opts.dryRun === true ? { dryRun: true } : {}),
-      ...(opts.scanIndex === true ? { scanIndex: true } : {}),
-    };
+    if (shard !== undefined) return shard.repairRun(id, { ...(dryRun ? { dryRun } : {}), ...(scanIndex ? { scanIndex } : {}) });
+    const request: InboxRequest = { op: "repair", runId: id, ...(dryRun ? { dryRun } : {}), ...(scanIndex ? { scanIndex } : {}) };
     return (await this.#request(request, `repair of run "${id}"`)) as RepairOutcome;
   }
 

@@ -26,7 +26,8 @@
  * records read, which a second repair refuses as not damaged. A run
  * with no damaged record is refused, so a healthy run is never ended here.
  */
-import { StoreCorruptedError } from "../../errors.js";
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
+import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
@@ -53,7 +54,17 @@ import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
-import { decodeIndexEntry, encodeIndexEntry, INDEX_OPTIONAL, parseSuffix, runIndexKey, runIndexPrefix, type IndexEntry } from "./run-index.js";
+import {
+  decodeIndexEntry,
+  EMPTY_VALUE,
+  encodeIndexEntry,
+  INDEX_OPTIONAL,
+  parseSuffix,
+  runEndedKey,
+  runIndexKey,
+  runIndexPrefix,
+  type IndexEntry,
+} from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
 import { cancelRun } from "./cancel.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
@@ -100,10 +111,30 @@ export interface RepairRunOptions {
    * versions, or the field lost to the damage), look for the entry through
    * the step queue's whole run listing: one listing read per 1,000 runs.
    * Without it, such a run whose other records read is refused
-   * (`RunNotDamagedError`, reason `index_unchecked`), and a damaged one is
-   * mended without its entry being checked.
+   * (`RunNotDamagedError`, reason `index_unchecked`); one whose run record
+   * or end record is damaged has its entry looked for that way anyway.
    */
   readonly scanIndex?: boolean;
+}
+
+const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true });
+
+/**
+ * Checks `repairRun`'s options. `ValidationError` for anything else (also
+ * in a client, before writing): a misspelt or mistyped dry run must never
+ * repair the run for real.
+ */
+export function checkRepairOptions(opts: unknown): { dryRun: boolean; scanIndex: boolean } {
+  if (opts === undefined) return { dryRun: false, scanIndex: false };
+  if (!isOptionObject(opts)) throw new ValidationError(`repairRun takes options { dryRun?: boolean, scanIndex?: boolean }, got ${describeValue(opts)}`);
+  refuseUnknownFields(opts, REPAIR_RUN_FIELDS, "RepairRunOptions.", "RepairRunOptions");
+  const { dryRun, scanIndex } = readOptions(opts, REPAIR_RUN_FIELDS, "RepairRunOptions");
+  for (const [name, value] of [
+    ["dryRun", dryRun],
+    ["scanIndex", scanIndex],
+  ] as const)
+    if (value !== undefined && typeof value !== "boolean") throw new ValidationError(`repairRun's ${name} must be true or false, got ${describeValue(value)}`);
+  return { dryRun: dryRun === true, scanIndex: scanIndex === true };
 }
 
 /** The error a repaired run ends with, naming the records that were damaged. */
@@ -270,22 +301,26 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
     core.queue.kvGet(stepPointerKey(q, runId)),
     core.queue.kvGet(terminalRecordKey(q, runId)),
   ]);
-  // The listing entry's key holds the submission time, which the run or end record names.
-  const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
-  let indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
-  let indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
-  let indexAt: number | undefined;
-  if (at === undefined && scanIndex) {
-    const scanned = await scannedIndexEntry(core, runId);
-    if (scanned !== undefined) [indexKey, indexBytes, indexAt] = [scanned.key, scanned.bytes, scanned.at];
-  }
   const damaged = [
     damageOf(runBytes, "run_record", (b) => decodeRunRecord(b, runKey(q, runId))),
     damageOf(pointerBytes, "step_pointer", (b) => decodeStepPointer(b, stepPointerKey(q, runId))),
     // An end record beside a run record is one a re-opened run keeps no longer reading.
     runBytes === null ? damageOf(endBytes, "end_record", (b) => decodeTerminalRecord(b, terminalRecordKey(q, runId))) : undefined,
-    damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!)),
   ].filter((d): d is RunDamage => d !== undefined);
+  // The listing entry's key holds the submission time, which the run or end record names.
+  const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
+  let indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
+  let indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexAt: number | undefined;
+  // Where no record names it, the entry is found by a pass over the listing: when asked, or when the run's own records
+  // are damaged (they are repaired anyway, and a run ended under another time would be listed nowhere).
+  const scanned = at === undefined && (scanIndex || damaged.length > 0);
+  if (scanned) {
+    const entry = await scannedIndexEntry(core, runId);
+    if (entry !== undefined) [indexKey, indexBytes, indexAt] = [entry.key, entry.bytes, entry.at];
+  }
+  const indexDamage = damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!));
+  if (indexDamage !== undefined) damaged.push(indexDamage);
   const found: Found = {
     runBytes,
     pointerBytes,
@@ -293,7 +328,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
     indexKey,
     indexBytes,
     ...(indexAt === undefined ? {} : { indexAt }),
-    indexUnchecked: at === undefined && !scanIndex,
+    indexUnchecked: at === undefined && !scanned,
     childEntries: [],
     damaged,
   };
@@ -377,16 +412,18 @@ export async function repairRun(
 ): Promise<RepairOutcome> {
   const runId = RunId.parse(runIdIn);
   const q = core.queueName;
-  const dryRun = opts.dryRun === true;
+  const { dryRun, scanIndex } = checkRepairOptions(opts);
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
-    const found = await readRecords(core, runId, opts.scanIndex === true);
+    const found = await readRecords(core, runId, scanIndex);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
     if (damaged.length === 0) throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
-    const submittedAtMs = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt ?? now;
+    // The submission time, from the records or else from the listing entry's key: the run stays listed under it.
+    const knownAt = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
+    const submittedAtMs = knownAt ?? now;
     const active = runBytes !== null || pointerBytes !== null;
     const healthyRun = !damaged.some((d) => d.record !== "index_entry");
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
@@ -412,7 +449,7 @@ export async function repairRun(
       // An ended run: a new end record saying failed, repaired, where it does not read; its member and child entries mended beside it.
       const key = terminalRecordKey(q, runId);
       const endDamaged = damaged.some((d) => d.record === "end_record");
-      const rec: TerminalRecord = endDamaged ? rewrittenEnd(found, runId, damaged, now, key) : decodeTerminalRecord(endBytes!, key);
+      const rec: TerminalRecord = endDamaged ? rewrittenEnd(found, runId, damaged, now, key, knownAt) : decodeTerminalRecord(endBytes!, key);
       // The ended parent's own settlement of its children stopped at these entries: each child is settled as it would have been
       // (by the policy its run record keeps, else cancelled), before the entry goes (a crash in between leaves the entry, so a
       // second repair does it again).
@@ -429,6 +466,11 @@ export async function repairRun(
       if (endDamaged) {
         effects.kvPut(key, encodeTerminalRecord(rec));
         expected.push({ key, value: endBytes });
+        if (knownAt !== undefined) {
+          // The run now lists by its new status: its entry under the old one (whichever it was) goes.
+          for (const s of ["succeeded", "cancelled"] as const) effects.kvDelete(runEndedKey(q, s, knownAt, runId));
+          effects.kvPut(runEndedKey(q, "failed", knownAt, runId), EMPTY_VALUE);
+        }
       }
       if (found.member?.damaged === true) {
         const m = found.member;
@@ -515,7 +557,7 @@ export async function repairRun(
 }
 
 /** A new end record of ended run `runId` saying failed, repaired, keeping what still reads of the old one. */
-function rewrittenEnd(found: Found, runId: string, damaged: readonly RunDamage[], now: number, key: string): TerminalRecord {
+function rewrittenEnd(found: Found, runId: string, damaged: readonly RunDamage[], now: number, key: string, submittedAtMs: number | undefined): TerminalRecord {
   const raw = fieldsOf(found.endBytes);
   return salvaged(
     {
@@ -525,6 +567,7 @@ function rewrittenEnd(found: Found, runId: string, damaged: readonly RunDamage[]
       error: repairedError(damaged),
       finalStep: typeof raw["finalStep"] === "number" && Number.isSafeInteger(raw["finalStep"]) && raw["finalStep"] >= 0 ? raw["finalStep"] : 0,
       terminatedAtMs: isStoredTime(raw["terminatedAtMs"]) ? raw["terminatedAtMs"] : now,
+      ...(submittedAtMs === undefined ? {} : { submittedAtMs }),
       incarnation: `repaired-${now}`,
       token: `repaired:${now}`,
       // The outcome is this record's, whatever result record the old one named.
