@@ -31,7 +31,7 @@ export interface GroupRow {
 
 /** A group the listing could not count (a damaged member record or index entry); the other groups are still listed. */
 export interface UnreadableGroup {
-  /** The group's id, or its storage tag when its index entry is the damaged record. */
+  /** The group's id, or its storage tag when its damaged index entry no longer holds the id (the reason then names the group by its creation time). */
   readonly groupId: string;
   readonly reason: string;
 }
