@@ -189,12 +189,16 @@ export class Operations {
 
   async groups(opts: ListGroupsOptions): Promise<GroupPage> {
     const page = (await this.#sharded()) !== undefined ? await (await this.#src.client()).listGroups(opts) : await (await this.#src.view()).listGroups(opts);
-    // Each reason built from its damage's fields; the text is rewritten only for an entry that came without them.
+    // Each reason built from its damage's fields; the text is rewritten only for an entry that came without them. A damaged
+    // listing entry keeps the listing's own reason: it names the group by the id its bytes still hold, or by its creation time.
     return page.unreadable === undefined
       ? page
       : {
           ...page,
-          unreadable: page.unreadable.map((u) => ({ ...u, reason: u.damage === undefined ? withDamageText(u.reason) : groupDamageText(u.groupId, u.damage) })),
+          unreadable: page.unreadable.map((u) => ({
+            ...u,
+            reason: u.damage === undefined ? withDamageText(u.reason) : u.damage.record === "index_entry" ? u.reason : groupDamageText(u.groupId, u.damage),
+          })),
         };
   }
 

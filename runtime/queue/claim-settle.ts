@@ -41,6 +41,11 @@ import { describeValue } from "../option-values.js";
 
 const decoder = new TextDecoder();
 
+/** Whether a payload read failed for good (missing or corrupted), so its job is dead-lettered rather than the batch put back. */
+function isUnreadable(f: PromiseSettledResult<unknown>): boolean {
+  return f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
+}
+
 export async function claimBatch(core: QueueCore, queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]> {
   core.checkOpen();
   if (core.closing) throw new ClosedError(`queue "${core.name}"`);
@@ -136,22 +141,20 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     // A missing or corrupted payload object never heals: dead-letter that job.
     // Any other failure (the store is unreachable) may pass: put the whole
     // batch back and report it.
-    const unreadable = (f: PromiseSettledResult<unknown>) =>
-      f.status === "rejected" && (f.reason instanceof PayloadMissingError || f.reason instanceof StoreCorruptedError);
     if (fetched.some((f) => f.status === "rejected")) {
       // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
       // The claims' own: a batch that scanned more than once holds claims of scans before its last.
       const held = claimed.map(([r]) => r.id);
       for (let w = warmJobs(core.engine, held); w !== undefined; w = warmJobs(core.engine, held)) await w;
     }
-    const missing = claimed.filter((_, i) => unreadable(fetched[i]!));
+    const missing = claimed.filter((_, i) => isUnreadable(fetched[i]!));
     if (missing.length > 0)
       killMissing(
         core,
         missing,
         claimed.map(([r], i) => [r.id, fetched[i]!] as const),
       );
-    const failure = fetched.find((f) => f.status === "rejected" && !unreadable(f));
+    const failure = fetched.find((f) => f.status === "rejected" && !isUnreadable(f));
     if (failure !== undefined) {
       release(
         core,

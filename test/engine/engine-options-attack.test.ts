@@ -7,22 +7,8 @@
  * opens with the value that was checked.
  */
 import { describe, expect, it } from "vitest";
-import { Engine, EngineReader, MemoryStore, ValidationError, WriteBatch, type EngineOptions } from "taquba";
-import { withCounting } from "taquba/testing";
-
-async function refusal(opts: unknown): Promise<ValidationError> {
-  const store = withCounting(new MemoryStore());
-  const err = await Engine.open(store, opts as EngineOptions).then(
-    async (e) => {
-      await e.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ValidationError);
-  expect(store.counts.gets + store.counts.puts + store.counts.lists + store.counts.deletes).toBe(0);
-  return err as ValidationError;
-}
+import { Engine, EngineReader, MemoryStore, ValidationError, WriteBatch } from "taquba";
+import { openRefusal as refusal } from "./fixtures/engine-open-error.js";
 
 /** `base` with a getter for `name` that throws (spreading it would call the getter, so it is defined in place). */
 const throwing = (name: string, base: object = {}) =>

@@ -13,12 +13,11 @@
 import { describe, expect, it } from "vitest";
 import { KeyHeads, keyHeadsProblems } from "../../runtime/engine/key-heads.js";
 import { Memtable } from "../../runtime/engine/memtable.js";
-import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
+import { OrderedMap } from "../../runtime/engine/ordered-map.js";
 import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { checkAgainst, type Mapish, MODEL_ORDERS, modelWrites, plain, type Writable } from "./fixtures/ordered-map-model.js";
 import { SortedEntries } from "./fixtures/sorted-entries.js";
-
-const plain = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
 
 /** Declared prefix sets: nested families, neighbours, one-unit prefixes, prefixes ending in U+007F, at unit 0. */
 const DECLARED: readonly (readonly string[])[] = [
@@ -48,69 +47,20 @@ function randomKey(r: TestRandom, stems: readonly string[], wide: boolean): stri
   return r.int(3) === 0 ? stem : `${stem}${String(r.int(60)).padStart(2, "0")}`;
 }
 
-function same(actual: Iterable<[string, number]>, expected: readonly [string, number][], label: string): void {
-  const got: [string, number][] = [];
-  // Only as many as expected and one more: a cursor that never ends must fail, not hang.
-  for (const e of actual) {
-    got.push(e);
-    if (got.length > expected.length) break;
-  }
-  const at = got.findIndex(([k, v], i) => i >= expected.length || expected[i]![0] !== k || expected[i]![1] !== v);
-  if (at >= 0 || got.length !== expected.length) {
-    const i = at >= 0 ? at : got.length;
-    expect(got[i], `${label}: entry ${i} of ${got.length} (expected ${expected.length})`).toEqual(expected[i]);
-  }
-}
-
-interface Mapish {
-  readonly size: number;
-  get(key: string): number | undefined;
-  entries(lo?: string): Iterable<[string, number]>;
-  entriesReversed(hi?: string): Iterable<[string, number]>;
-  forEachPair(fn: (key: string, value: number) => void): void;
-}
-
 function check(r: TestRandom, map: Mapish, model: SortedEntries, stems: readonly string[], wide: boolean, label: string): void {
-  expect(map.size, label).toBe(model.entries.length);
-  same(map.entries(), model.entries, `${label}, all`);
-  same(map.entriesReversed(), [...model.entries].reverse(), `${label}, all reversed`);
-  const pairs: [string, number][] = [];
-  map.forEachPair((k, v) => pairs.push([k, v]));
-  same(pairs, model.entries, `${label}, forEachPair`);
   // Every stem as a bound (each edge of each head), then random ones.
   const bounds = [...stems.filter((s) => wide || !/[\ud800-\uffff]/.test(s))];
   for (let i = 0; i < 10; i++)
     bounds.push(model.entries.length > 0 && r.int(2) === 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, stems, wide));
-  for (const bound of bounds) {
-    expect(map.get(bound), `${label}, get ${JSON.stringify(bound)}`).toBe(model.get(bound));
-    same(map.entries(bound), model.from(bound), `${label}, from ${JSON.stringify(bound)}`);
-    same(map.entriesReversed(bound), model.downFrom(bound), `${label}, down from ${JSON.stringify(bound)}`);
-  }
-}
-
-interface Writable {
-  set(key: string, value: number): boolean;
-  delete(key: string): boolean;
+  checkAgainst(map, model, bounds, label);
 }
 
 function writes(r: TestRandom, map: Writable, model: SortedEntries, count: number, stems: readonly string[], wide: boolean, deleteShare: number): void {
-  for (let i = 0; i < count; i++) {
-    if (r.int(100) < deleteShare) {
-      const key = model.entries.length > 0 && r.int(4) > 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, stems, wide);
-      expect(map.delete(key), `delete ${JSON.stringify(key)}`).toBe(model.delete(key));
-    } else {
-      const key = randomKey(r, stems, wide);
-      const v = r.int(1_000_000);
-      expect(map.set(key, v), `set ${JSON.stringify(key)}`).toBe(model.set(key, v));
-    }
-  }
+  modelWrites(r, map, model, count, deleteShare, () => randomKey(r, stems, wide));
 }
 
 describe("OrderedMap's trees split at declared key prefixes", () => {
-  for (const [name, order, modelOrder, wide] of [
-    ["the built-in order", undefined, plain, false],
-    ["compareKeys", compareKeys, compareKeys, true],
-  ] as [string, KeyOrder, (a: string, b: string) => number, boolean][]) {
+  for (const [name, order, modelOrder, wide] of MODEL_ORDERS) {
     it(`matches a sorted array across families emptied and refilled, clones and sorted builds (${name})`, () => {
       const r = testRandom(`ordered map declared heads ${name}`);
       for (let round = 0; round < 8; round++) {

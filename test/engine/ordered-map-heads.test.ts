@@ -8,12 +8,10 @@
  * in both directions, in the built-in order and under `compareKeys`.
  */
 import { describe, expect, it } from "vitest";
-import { type KeyOrder, OrderedMap } from "../../runtime/engine/ordered-map.js";
-import { compareKeys } from "../../runtime/store/keys.js";
+import { OrderedMap } from "../../runtime/engine/ordered-map.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
+import { checkAgainst, MODEL_ORDERS, modelWrites, plain } from "./fixtures/ordered-map-model.js";
 import { SortedEntries } from "./fixtures/sorted-entries.js";
-
-const plain = (a: string, b: string): number => (a === b ? 0 : a < b ? -1 : 1);
 
 /** First units at the heads' edges and a few ordinary ones; some heads stay empty for long stretches. */
 const FIRSTS = ["", "\u0000", "\u0001", "/", "a", "b", "j", "u", "\u007e", "\u007f", "\u0080", "\u00e9", "\ud7ff", "\ue000", "\uffff", "\u{1f600}"];
@@ -34,54 +32,21 @@ function randomBound(r: TestRandom, held: readonly [string, number][], wide: boo
   return randomKey(r, wide, FIRSTS.length);
 }
 
-function same(actual: Iterable<[string, number]>, expected: readonly [string, number][], label: string): void {
-  const got: [string, number][] = [];
-  // Only as many as expected and one more: a cursor that never ends must fail, not hang.
-  for (const e of actual) {
-    got.push(e);
-    if (got.length > expected.length) break;
-  }
-  const at = got.findIndex(([k, v], i) => i >= expected.length || expected[i]![0] !== k || expected[i]![1] !== v);
-  if (at >= 0 || got.length !== expected.length) {
-    const i = at >= 0 ? at : got.length;
-    expect(got[i], `${label}: entry ${i} of ${got.length} (expected ${expected.length})`).toEqual(expected[i]);
-  }
-}
-
 function check(r: TestRandom, map: OrderedMap<number>, model: SortedEntries, wide: boolean, label: string): void {
-  expect(map.size, label).toBe(model.entries.length);
-  same(map.entries(), model.entries, `${label}, all`);
-  same(map.entriesReversed(), [...model.entries].reverse(), `${label}, all reversed`);
-  const pairs: [string, number][] = [];
-  map.forEachPair((k, v) => pairs.push([k, v]));
-  same(pairs, model.entries, `${label}, forEachPair`);
-  for (let i = 0; i < 12; i++) {
-    const bound = randomBound(r, model.entries, wide);
-    expect(map.get(bound), `${label}, get ${JSON.stringify(bound)}`).toBe(model.get(bound));
-    same(map.entries(bound), model.from(bound), `${label}, from ${JSON.stringify(bound)}`);
-    same(map.entriesReversed(bound), model.downFrom(bound), `${label}, down from ${JSON.stringify(bound)}`);
-  }
+  checkAgainst(
+    map,
+    model,
+    Array.from({ length: 12 }, () => randomBound(r, model.entries, wide)),
+    label,
+  );
 }
 
 function writes(r: TestRandom, map: OrderedMap<number>, model: SortedEntries, count: number, wide: boolean, heads: number, deleteShare: number): void {
-  for (let i = 0; i < count; i++) {
-    if (r.int(100) < deleteShare) {
-      // Mostly held keys, so heads empty out.
-      const key = model.entries.length > 0 && r.int(4) > 0 ? model.entries[r.int(model.entries.length)]![0] : randomKey(r, wide, heads);
-      expect(map.delete(key), `delete ${JSON.stringify(key)}`).toBe(model.delete(key));
-    } else {
-      const key = randomKey(r, wide, heads);
-      const v = r.int(1_000_000);
-      expect(map.set(key, v), `set ${JSON.stringify(key)}`).toBe(model.set(key, v));
-    }
-  }
+  modelWrites(r, map, model, count, deleteShare, () => randomKey(r, wide, heads));
 }
 
 describe("OrderedMap's trees per key head", () => {
-  for (const [name, order, modelOrder, wide] of [
-    ["the built-in order", undefined, plain, false],
-    ["compareKeys", compareKeys, compareKeys, true],
-  ] as [string, KeyOrder, (a: string, b: string) => number, boolean][]) {
+  for (const [name, order, modelOrder, wide] of MODEL_ORDERS) {
     it(`matches a sorted array across heads emptied and filled again, clones and sorted builds (${name})`, () => {
       const r = testRandom(`ordered map heads ${name}`);
       for (let round = 0; round < 12; round++) {

@@ -5,6 +5,8 @@
  * tick there threw a RangeError from the calendar library below, which the
  * scheduler took for a store fault: it retried its whole pass forever, so
  * one schedule record there stopped every other schedule's ticks.
+ * Ticks go on to the last instant and none lie past it (schedule-views-far-future
+ * checks that every view of a schedule sees the same ones).
  */
 import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect, it } from "vitest";
@@ -32,15 +34,17 @@ const NEAR_END = [
 ];
 
 describe("cron times at the end of the instants a Date holds", () => {
-  it("answer without throwing: no next tick, and a latest tick at or before the instant", () => {
+  it("answer without throwing: ticks up to the last instant, none past it, and a latest tick at or before the instant", () => {
     for (const tz of ["UTC", "Europe/Berlin", "Pacific/Kiritimati", "Pacific/Pago_Pago"]) {
       for (const cron of ["* * * * *", "0 0 1 1 *", "*/5 * * * * *"]) {
         const t = cronTimes("test", cron, tz);
         for (const at of NEAR_END) {
-          expect(t.next(at), `${tz} ${cron} next(${at})`).toBeNull();
+          const next = t.next(at);
+          expect(next === null || (next > at && next <= MAX_INSTANT_MS), `${tz} ${cron} next(${at}) = ${next}`).toBe(true);
           const latest = t.latestAtOrBefore(at);
-          expect(latest !== null && latest <= at, `${tz} ${cron} latestAtOrBefore(${at}) = ${latest}`).toBe(true);
+          expect(latest !== null && latest <= Math.min(at, MAX_INSTANT_MS), `${tz} ${cron} latestAtOrBefore(${at}) = ${latest}`).toBe(true);
         }
+        expect(t.next(MAX_INSTANT_MS), `${tz} ${cron}: no tick past the last instant`).toBeNull();
       }
     }
   });
@@ -54,9 +58,10 @@ describe("a schedule at the end of the instants a Date holds", () => {
     closers.push(() => queue.close());
     const runtime = WorkflowRuntime.builder(queue, store, { runStep: async (s) => StepOutcome.succeed(s.payload) }, NoopTerminalHook).build();
     await runtime.schedules.upsert({ id: "late", cron: "* * * * *", run: { input: enc("x") } });
-    expect((await runtime.schedules.get("late"))?.nextTickMs).toBeNull();
+    expect((await runtime.schedules.get("late"))?.nextTickMs).toBe(MAX_INSTANT_MS - 9 * 60_000);
     expect((await runtime.schedules.list()).map((s) => s.id)).toEqual(["late"]);
-    expect(await runtime.schedules.backfill("late", MAX_INSTANT_MS - 3 * 60_000, MAX_INSTANT_MS)).toEqual([]);
+    const fires = await runtime.schedules.backfill("late", MAX_INSTANT_MS - 3 * 60_000, MAX_INSTANT_MS);
+    expect(fires.map((f) => f.tickMs)).toEqual([3, 2, 1, 0].map((m) => MAX_INSTANT_MS - m * 60_000));
   });
 
   for (const [what, lastTickMs] of [

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
 import { pack } from "msgpackr";
-import { NoopTerminalHook, StepOutcome, StoreCorruptedError, WorkflowRuntime } from "taquba";
+import { NoopTerminalHook, StepOutcome, StoreCorruptedError, WorkflowRuntime, type RunOutcome } from "taquba";
 import { decodeOutcomeRecord, encodeOutcomeRecord, outcomeRecordOfEnd } from "../../runtime/workflow/records/records.js";
 import { HEADER_CHILD_ENDED, HEADER_PARENT_ENDED, HEADER_TERMINAL } from "../../runtime/workflow/records/reserved.js";
 import { RunId } from "../../runtime/workflow/runs/run-id.js";
@@ -18,7 +18,7 @@ import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { namingQueue } from "./fixtures/naming-queue.js";
 import { livesOf } from "./fixtures/script-lives.js";
-import { dec, enc, openEnv, overInline, recordingHook, runnerOf, until } from "./helpers.js";
+import { dec, enc, type Env, openEnv, overInline, recordingHook, runnerOf, until } from "./helpers.js";
 
 const Q = "workflow-steps";
 
@@ -113,17 +113,36 @@ describe("a run result record", () => {
   });
 });
 
+/**
+ * What the hook heard once `count` ends were notified: `body` ends runs
+ * with no worker running (every notification stays queued), naming step
+ * jobs from `names`; then a worker starts.
+ */
+async function notifiedAfter(count: number, body: (env: Env, names: string[]) => Promise<void>): Promise<RunOutcome[]> {
+  const names: string[] = [];
+  const hook = recordingHook();
+  const env = await openEnv(
+    runnerOf(async () => StepOutcome.succeed(enc("ran"))),
+    { hook, start: false, wrapQueue: namingQueue(names) },
+  );
+  try {
+    await body(env, names);
+    const worker = env.runtime.spawn();
+    try {
+      await until(() => hook.seen.length >= count, `${count} notifications`, 10_000);
+      return [...hook.seen];
+    } finally {
+      await worker.shutdown();
+    }
+  } finally {
+    await env.stop();
+  }
+}
+
 describe("a run id submitted again whose step a naming queue names as the earlier submission's", () => {
   it("notifies each end while the earlier end's notification is still queued (cancels of waiting steps)", async () => {
-    const names: string[] = [];
-    const hook = recordingHook();
-    // No worker yet: every notification stays queued until one starts.
-    const env = await openEnv(
-      runnerOf(async () => StepOutcome.succeed(enc("ran"))),
-      { hook, start: false, wrapQueue: namingQueue(names) },
-    );
-    try {
-      const inputs = ["one", "two", "three", "four"];
+    const inputs = ["one", "two", "three", "four"];
+    const seen = await notifiedAfter(inputs.length, async (env, names) => {
       for (const input of inputs) {
         names.push("first");
         expect((await env.runtime.submit({ runId: "p", input: enc(input), options: { headers: { input } } })).jobId).toBe("first");
@@ -131,27 +150,13 @@ describe("a run id submitted again whose step a naming queue names as the earlie
         // Every end has the token "cancel:first".
         expect((await env.runtime.status("p"))?.state).toBe("terminated");
       }
-      const worker = env.runtime.spawn();
-      try {
-        await until(() => hook.seen.length >= inputs.length, `${inputs.length} notifications`, 10_000);
-        expect(hook.seen.map((o) => o.headers.input).sort()).toEqual([...inputs].sort());
-        expect(hook.seen.every((o) => o.status === "cancelled")).toBe(true);
-      } finally {
-        await worker.shutdown();
-      }
-    } finally {
-      await env.stop();
-    }
+    });
+    expect(seen.map((o) => o.headers.input).sort()).toEqual([...inputs].sort());
+    expect(seen.every((o) => o.status === "cancelled")).toBe(true);
   });
 
   it("notifies each pass retryRun re-opens while the earlier pass's notification is still queued", async () => {
-    const names: string[] = [];
-    const hook = recordingHook();
-    const env = await openEnv(
-      runnerOf(async () => StepOutcome.succeed(enc("ran"))),
-      { hook, start: false, wrapQueue: namingQueue(names) },
-    );
-    try {
+    const seen = await notifiedAfter(4, async (env, names) => {
       names.push("first");
       await env.runtime.submit({ runId: "p", input: enc("one") });
       expect(await env.runtime.cancel("p")).toBe(true);
@@ -163,16 +168,8 @@ describe("a run id submitted again whose step a naming queue names as the earlie
       }
       // One submission, four passes, each ended as "cancel:first".
       expect((await env.runtime.inspectRun("p"))?.submission).toBe(submission);
-      const worker = env.runtime.spawn();
-      try {
-        await until(() => hook.seen.length >= 4, "4 notifications", 10_000);
-        expect(hook.seen.map((o) => o.status)).toEqual(["cancelled", "cancelled", "cancelled", "cancelled"]);
-      } finally {
-        await worker.shutdown();
-      }
-    } finally {
-      await env.stop();
-    }
+    });
+    expect(seen.map((o) => o.status)).toEqual(["cancelled", "cancelled", "cancelled", "cancelled"]);
   });
 
   it("reads the later end's result record in a runtime that kept the earlier one's (two runtimes over one store)", async () => {

@@ -10,7 +10,7 @@ import { pack, unpack } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { StepOutcome } from "taquba";
 import { runKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
-import { dec, enc, openEnv, runnerOf, until } from "./helpers.js";
+import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
 
 const Q = "workflow-steps";
 
@@ -30,7 +30,23 @@ function parents(started: Map<string, string>) {
   });
 }
 
-async function damage(env: Awaited<ReturnType<typeof openEnv>>, key: string, change: Record<string, unknown>): Promise<void> {
+/** A runtime whose parent "p" waits for its child, which waits for its signal; and the child's run id. */
+async function parentWaitingOnChild(): Promise<{ env: Env; child: string }> {
+  const started = new Map<string, string>();
+  const env = await openEnv(parents(started));
+  try {
+    await env.runtime.submit({ runId: "p", input: enc("parent") });
+    await until(async () => (await env.runtime.status("p"))?.step === 1, "the parent waiting for its child");
+    const child = started.get("p")!;
+    await until(async () => (await env.runtime.status(child))?.step === 1, "the child waiting for its signal");
+    return { env, child };
+  } catch (e) {
+    await env.stop();
+    throw e;
+  }
+}
+
+async function damage(env: Env, key: string, change: Record<string, unknown>): Promise<void> {
   const bytes = await env.queue.kvGet(key);
   expect(bytes, key).not.toBeNull();
   await env.queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), ...change })));
@@ -38,13 +54,8 @@ async function damage(env: Awaited<ReturnType<typeof openEnv>>, key: string, cha
 
 describe("repairRun of runs with children and parents", () => {
   it("a repaired parent ends failed and its running child is cancelled", async () => {
-    const started = new Map<string, string>();
-    const env = await openEnv(parents(started));
+    const { env, child } = await parentWaitingOnChild();
     try {
-      await env.runtime.submit({ runId: "p", input: enc("parent") });
-      await until(async () => (await env.runtime.status("p"))?.step === 1, "the parent waiting for its child");
-      const child = started.get("p")!;
-      await until(async () => (await env.runtime.status(child))?.step === 1, "the child waiting for its signal");
       await damage(env, runKey(Q, "p"), { priority: -1 });
       await expect(env.runtime.status("p")).rejects.toThrow(/step priority of -1/);
       expect(await env.runtime.repairRun("p")).toMatchObject({ action: "ended_failed", damaged: [{ record: "run_record" }] });
@@ -60,13 +71,8 @@ describe("repairRun of runs with children and parents", () => {
   });
 
   it("a repaired child's end reaches its parent, which joins it as failed", async () => {
-    const started = new Map<string, string>();
-    const env = await openEnv(parents(started));
+    const { env, child } = await parentWaitingOnChild();
     try {
-      await env.runtime.submit({ runId: "p", input: enc("parent") });
-      await until(async () => (await env.runtime.status("p"))?.step === 1, "the parent waiting for its child");
-      const child = started.get("p")!;
-      await until(async () => (await env.runtime.status(child))?.step === 1, "the child waiting for its signal");
       await damage(env, stepPointerKey(Q, child), { step: -1 });
       expect(await env.runtime.repairRun(child, { dryRun: true })).toMatchObject({ dryRun: true, damaged: [{ record: "step_pointer" }] });
       await expect(env.runtime.status(child)).rejects.toThrow(/holds step -1/);

@@ -617,7 +617,7 @@ async function resultUnavailable(core: RuntimeCore, end: ChildEndPayload): Promi
       return new ChildResultUnavailableError(
         end.runId,
         "replaced",
-        `${what}, and it was re-opened since (retryRun) and ended again with the same step job id and attempt (the step queue handed ` +
+        `${what}, and it ran again since (retryRun, or a submission again under its run id) and ended again with the same step job id and attempt (the step queue handed ` +
           "the job id out again), whose result record took this end's place: this end's result cannot be read again; read the child's " +
           "latest end with runtime.outcome, or start the child again under a new key",
       );

@@ -12,8 +12,9 @@ import { decodeGroupMember, decodeMap } from "../records/records.js";
 import { RESERVED_KV_PREFIX } from "../records/reserved.js";
 import { groupMembersPrefix } from "../records/kv-keys.js";
 import { indexSuffix, INVERTED_TIME_MAX } from "../runs/run-index.js";
+import { MAX_INSTANT_MS } from "../../time-bounds.js";
 import type { GroupDamage, GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions, UnreadableGroup } from "./group-listing.js";
-import { memberRunId } from "./group-keys.js";
+import { groupTag, memberRunId } from "./group-keys.js";
 import { RunId } from "../runs/run-id.js";
 import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
@@ -78,17 +79,14 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
     const m = SUFFIX_RE.exec(suffix);
     if (m === null) continue;
     const tag = m[2]!;
+    const createdAtMs = INVERTED_TIME_MAX - Number(m[1]);
     // One damaged record leaves its own group out, named with the reason and the damage's fields, and the others listed.
     let groupId: string;
     try {
       groupId = decodeGroupIndexEntry(e.value, e.key);
     } catch (err) {
       if (!(err instanceof StoreCorruptedError)) throw err;
-      unreadable.push({
-        groupId: tag,
-        reason: `group ${JSON.stringify(tag)} could not be counted: ${err.message}`,
-        damage: { record: "index_entry", detail: err.detail },
-      });
+      unreadable.push({ ...damagedEntry(e.value, tag, createdAtMs, err.detail), damage: { record: "index_entry", detail: err.detail } });
       continue;
     }
     const members = await countMembers(reads, q, tag);
@@ -96,7 +94,7 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
       unreadable.push({ groupId, reason: `group ${JSON.stringify(groupId)} could not be counted: ${members.message}`, damage: members.damage });
       continue;
     }
-    groups.push({ groupId, createdAtMs: INVERTED_TIME_MAX - Number(m[1]), members });
+    groups.push({ groupId, createdAtMs, members });
   }
   const more = page.entries.length > limit;
   return {
@@ -131,6 +129,60 @@ function memberDamage(err: StoreCorruptedError, key: string, prefix: string, tag
     }
   }
   return { record: "member", message: err.message, damage: { record: "member", detail: err.detail, memberKey, ...(runId === undefined ? {} : { runId }) } };
+}
+
+/** What a group's members are still read with, and how the entry is mended. */
+const DAMAGED_ENTRY_ADVICE = "restore the store from a backup to mend the entry; the group's runs and members are not affected";
+
+/**
+ * A group whose index entry is damaged, named by its id where the entry's
+ * bytes still hold one whose tag is the entry's (the tag is the id's hash,
+ * so a salvaged id is the group's), else by its creation time.
+ */
+function damagedEntry(bytes: Uint8Array, tag: string, createdAtMs: number, detail: string): UnreadableGroup {
+  const groupId = salvagedGroupId(bytes, tag);
+  if (groupId !== undefined) {
+    const id = JSON.stringify(groupId);
+    return {
+      groupId,
+      reason: `group ${id}: its listing entry is damaged (${detail}), so its members are not counted here; taquba groups show ${id} and runtime.group(${id}).status() still read them; ${DAMAGED_ENTRY_ADVICE}`,
+    };
+  }
+  const created = createdAtMs >= 0 && createdAtMs <= MAX_INSTANT_MS ? `created at ${new Date(createdAtMs).toISOString()}` : "of unknown creation time";
+  return {
+    groupId: tag,
+    reason: `a group ${created}: its listing entry is damaged (${detail}) and its group id cannot be read from it; if you know the group's id, taquba groups show <id> and runtime.group(id).status() still read its members; ${DAMAGED_ENTRY_ADVICE}`,
+  };
+}
+
+/** The msgpack key a group index entry stores its id under. */
+const GROUP_ID_FIELD = new Uint8Array([0xa7, ...new TextEncoder().encode("groupId")]);
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** The group id a damaged entry's bytes still hold after its field name, if its tag is `tag`. */
+function salvagedGroupId(bytes: Uint8Array, tag: string): string | undefined {
+  for (let i = 0; i + GROUP_ID_FIELD.length < bytes.length; i++) {
+    let j = 0;
+    while (j < GROUP_ID_FIELD.length && bytes[i + j] === GROUP_ID_FIELD[j]) j++;
+    if (j < GROUP_ID_FIELD.length) continue;
+    const at = i + j;
+    const head = bytes[at]!;
+    let start: number;
+    let length: number;
+    if (head >= 0xa0 && head <= 0xbf) [start, length] = [at + 1, head & 0x1f];
+    else if (head === 0xd9 && at + 1 < bytes.length) [start, length] = [at + 2, bytes[at + 1]!];
+    else if (head === 0xda && at + 2 < bytes.length) [start, length] = [at + 3, (bytes[at + 1]! << 8) | bytes[at + 2]!];
+    else continue;
+    if (start + length > bytes.length) continue;
+    let candidate: string;
+    try {
+      candidate = strictUtf8.decode(bytes.subarray(start, start + length));
+    } catch {
+      continue;
+    }
+    if (groupTag(candidate) === tag) return candidate;
+  }
+  return undefined;
 }
 
 async function countMembers(reads: GroupReads, q: string, tag: string): Promise<GroupMemberCounts | DamagedMember> {

@@ -42,7 +42,7 @@ export interface GroupDamage {
 
 /** A group the listing could not count (a damaged member record or index entry); the other groups are still listed. */
 export interface UnreadableGroup {
-  /** The group's id, or its storage tag when its index entry is the damaged record. */
+  /** The group's id, or its storage tag when its damaged index entry no longer holds the id (the reason then names the group by its creation time). */
   readonly groupId: string;
   readonly reason: string;
   /** The damaged record as fields, when a record failed its check (absent for other failures). */

@@ -17,12 +17,23 @@ import { ValidationError } from "../../errors.js";
 import { MAX_INSTANT_MS } from "../../time-bounds.js";
 
 /**
- * The last instant cron times are looked for at: a week before the end of
- * what a `Date` holds. croner converts the dates it looks at to and from
- * the zone, which past there leaves that range and throws; its calendar has
- * no tick so late anyway (it stops at the year 3000 or 10000).
+ * The Gregorian calendar repeats every 400 years to the weekday (146,097
+ * days, a whole number of weeks), and so do a zone's offsets once its last
+ * rule holds. croner looks no further ahead than the year 3000 (and its
+ * zone conversions throw near the end of what a `Date` holds), so ticks
+ * from {@link SHIFT_FROM_MS} on are looked for whole cycles earlier and
+ * moved back: every view of a schedule (its worker, `get`, `list`,
+ * `backfill`) then sees the same ticks up to the last instant a `Date`
+ * holds.
  */
-const LAST_LOOKED_AT_MS = MAX_INSTANT_MS - 7 * 86_400_000;
+const CYCLE_MS = 146_097 * 86_400_000;
+/** Instants from here on are looked for whole cycles earlier, in [2400, 2800), where croner looks ahead far enough. */
+const SHIFT_FROM_MS = Date.UTC(2800, 0, 1);
+
+/** The whole cycles an instant is looked for earlier by. */
+function cyclesBack(ms: number): number {
+  return ms < SHIFT_FROM_MS ? 0 : Math.floor((ms - SHIFT_FROM_MS) / CYCLE_MS) + 1;
+}
 
 /** The tick times of one cron expression in one timezone. */
 export interface CronTimes {
@@ -55,11 +66,18 @@ export function cronTimes(what: string, cron: string, timezone: string): CronTim
   const c = build(cron, timezone);
   const zoned = zonedNext(cron, timezone, c);
   return {
-    next: (afterMs) => (afterMs < LAST_LOOKED_AT_MS ? zoned(afterMs) : null),
+    next(afterMs) {
+      if (!(afterMs < MAX_INSTANT_MS)) return null;
+      const shift = cyclesBack(afterMs) * CYCLE_MS;
+      const t = zoned(afterMs - shift);
+      return t === null || t + shift > MAX_INSTANT_MS ? null : t + shift;
+    },
     latestAtOrBefore(atMs) {
-      // previousRuns counts a tick earlier within the reference's second, so step 1 ms past `atMs`.
-      const [d] = c.previousRuns(1, new Date(Math.min(atMs, LAST_LOOKED_AT_MS) + 1));
-      return d === undefined ? null : d.getTime();
+      const at = Math.min(atMs, MAX_INSTANT_MS);
+      const shift = cyclesBack(at) * CYCLE_MS;
+      // previousRuns counts a tick earlier within the reference's second, so step 1 ms past `at`.
+      const [d] = c.previousRuns(1, new Date(at - shift + 1));
+      return d === undefined ? null : d.getTime() + shift;
     },
   };
 }

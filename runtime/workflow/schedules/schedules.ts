@@ -14,7 +14,7 @@ import { ConstructionGate } from "../../internal-construction.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
-import { validateInstant } from "../../time-bounds.js";
+import { MAX_INSTANT_MS, validateInstant } from "../../time-bounds.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import type { RunDebounce, RunFlow, RunOptions, RunSpec, SubmitOutcome } from "../runs/run-types.js";
 import { readRunOptions } from "../runs/run-option-fields.js";
@@ -608,7 +608,8 @@ export class Schedules {
         ...(r.maxAttemptsPerStep === undefined ? {} : { maxAttemptsPerStep: r.maxAttemptsPerStep }),
         ...(flow === undefined ? {} : { flow }),
         ...(debounce === undefined ? {} : { debounce }),
-        ...(jitter === 0 ? {} : { runAt: tickMs + jitter }),
+        // A tick near the last instant a Date holds is jittered no further than it.
+        ...(jitter === 0 ? {} : { runAt: Math.min(tickMs + jitter, MAX_INSTANT_MS) }),
       },
     };
   }
