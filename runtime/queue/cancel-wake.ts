@@ -11,7 +11,8 @@ import { PayloadTooLargeError } from "./errors.js";
 import { MAX_KV_VALUE_SIZE, validateJobId } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, type JobRecord } from "./record.js";
-import { appendHistory, deleteJob, readJob, writeJob } from "./transitions.js";
+import { appendHistory, deleteJob, type PreparedEnqueue, readJob, writeJob } from "./transitions.js";
+import { emptyObjects } from "./array-kinds.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
 import type { CancelOutcome, EnqueueOutcome, WakeOutcome } from "./types.js";
@@ -19,7 +20,7 @@ import type { CancelOutcome, EnqueueOutcome, WakeOutcome } from "./types.js";
 export async function cancelJob(core: QueueCore, jobId: string, effects?: SettlementEffects): Promise<CancelOutcome> {
   core.checkOpen();
   validateJobId(jobId);
-  const prepared = effects === undefined ? [] : await core.prepare(effects.enqueues);
+  const prepared = effects === undefined ? emptyObjects<PreparedEnqueue>() : await core.prepare(effects.enqueues);
   const warming = warmJobs(core.engine, [jobId]);
   try {
     for (let w = warming; w !== undefined; w = warmJobs(core.engine, [jobId])) await w;

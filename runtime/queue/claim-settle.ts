@@ -33,6 +33,7 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
+import { emptyObjects } from "./array-kinds.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import { heldOncePrepared, holdPrepared } from "./held-settlement-payloads.js";
@@ -671,7 +672,7 @@ function startSettlement(
   // settle a job this claim's token does not hold (the check below reads the same value the settlement acts on).
   const id = job.id;
   // Awaited only when a payload is offloaded: a settlement otherwise builds its commit in the caller's turn.
-  const preparing = effects === undefined ? [] : core.prepare(effects.enqueues);
+  const preparing = effects === undefined ? emptyObjects<PreparedEnqueue>() : core.prepare(effects.enqueues);
   if (!Array.isArray(preparing)) return startPrepared(core, id, ticket, effects, transition, claimNext, preparing);
   const s = submitSettlement(core, id, ticket, effects, transition, claimNext, preparing);
   return s !== undefined ? s : startPrepared(core, id, ticket, effects, transition, claimNext, preparing, true);
@@ -759,9 +760,10 @@ function submitSettlement(
     if (r === undefined || r.state !== "claimed") throw new ClaimLostError(id);
     const result = transition(txn, ctx, r, ticket.historyless === true, ticket.keys);
     let chained: Chained | undefined;
-    if (!result.applyEffects) outcomes = [];
+    if (!result.applyEffects) outcomes = emptyObjects();
     else if (claimNext !== undefined && mayChain(core, txn, ctx, prepared, claimNext)) {
-      const all = new Array<EnqueueOutcome>(prepared.length);
+      // Filled in index order, so packed (see array-kinds).
+      const all = emptyObjects<EnqueueOutcome>();
       const inserted = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index, all);
       // Only once every insert went in: the outcomes of a transaction that threw would spare its offloaded payloads.
       outcomes = all;

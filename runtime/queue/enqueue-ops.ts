@@ -51,7 +51,7 @@ export async function enqueueItems(core: QueueCore, items: readonly EnqueueItem[
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
-    outcomes = prepared.map((p) => insertJob(txn, ctx, p));
+    outcomes = core.applyEffects(txn, ctx, undefined, prepared);
     commit = core.commit(txn, true);
   } finally {
     core.discardUnused(prepared, outcomes);

@@ -21,6 +21,8 @@
  * of the two fronts.
  */
 
+import { emptyDoubles, emptyObjects } from "./array-kinds.js";
+
 interface HeapNode<T> {
   readonly at: number;
   readonly item: T;
@@ -31,8 +33,9 @@ const MIN_REBUILD = 1024;
 
 export class ExpiryHeap<T extends { readonly expiresAt: number }> {
   /** The run: expiries never falling, in push order, from `#runHead` on; the items beside them. */
-  #runAts: number[] = [];
-  #runItems: (T | undefined)[] = [];
+  // Made as doubles: times in ms are past the small-integer range, and a list made by `[]` changes kind on its first push.
+  #runAts: number[] = emptyDoubles();
+  #runItems: (T | undefined)[] = emptyObjects();
   #runHead = 0;
   /** Items pushed earlier than the run's last expiry at the time, as a binary heap. */
   #nodes: HeapNode<T>[] = [];
@@ -108,8 +111,8 @@ export class ExpiryHeap<T extends { readonly expiresAt: number }> {
   }
 
   clear(): void {
-    this.#runAts = [];
-    this.#runItems = [];
+    this.#runAts = emptyDoubles();
+    this.#runItems = emptyObjects();
     this.#runHead = 0;
     this.#nodes = [];
     this.#stale = 0;
@@ -163,8 +166,8 @@ export class ExpiryHeap<T extends { readonly expiresAt: number }> {
   }
 
   #rebuild(): void {
-    const ats: number[] = [];
-    const items: (T | undefined)[] = [];
+    const ats = emptyDoubles();
+    const items = emptyObjects<T | undefined>();
     for (let i = this.#runHead; i < this.#runAts.length; i++) {
       const at = this.#runAts[i]!;
       const item = this.#runItems[i]!;

@@ -41,6 +41,11 @@ export class LeaseEntry extends CancelState {
   recordAt = -1;
 }
 
+/** Whether a lease is still held. One function for every registry: a closure made per queue is another call target to V8's code for the heap. */
+function leaseHeld(e: LeaseEntry): boolean {
+  return e.held;
+}
+
 /** Lease entries by job id, plus an expiry-ordered index for the reaper. */
 export class LeaseRegistry {
   readonly #byId = new Map<string, LeaseEntry>();
@@ -52,7 +57,7 @@ export class LeaseRegistry {
    * delete, where an ordered tree cost two ordered updates and a key string.
    */
   // An entry's own flag, not a map look-up by its id: the heap checks each node it drops.
-  readonly #byExpiry = new ExpiryHeap<LeaseEntry>((e) => e.held);
+  readonly #byExpiry = new ExpiryHeap<LeaseEntry>(leaseHeld);
   #nextToken = 1;
   /** Concurrency slots held by these leases. */
   readonly slots = new ConcurrencySlots();

@@ -21,11 +21,12 @@ import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
 import { CallerIdBound } from "./caller-id-bound.js";
+import { emptyObjects } from "./array-kinds.js";
 import { callerIdsOfCommit } from "./commit-caller-ids.js";
 import { insertJob, insertJobRecord, type InsertedJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { Txn } from "./txn.js";
 import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOutcome } from "./types.js";
-import { pooledUlids } from "./ulid-source.js";
+import { MonotonicUlids, PooledRandom } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
 import { checkPayloadSizes } from "./payload-limit.js";
 import { ownEnqueueItem } from "./validate-enqueue.js";
@@ -64,12 +65,11 @@ export class QueueCore {
   readonly deadListeners = new Set<(e: DeadLetteredEvent) => void>();
   readonly host: MaintenanceHost;
   readonly loop: MaintenanceLoop;
-  readonly #factory = pooledUlids();
+  readonly #ids = new MonotonicUlids(new PooledRandom());
   /** Every id handed out is greater than this (the persisted high-water mark, then the last id). */
   #last: string;
   /** Which seqs a durable high-water mark covers. */
   readonly #seqMarks: SeqHighWater;
-  readonly #seqHighWater = (seq: string) => this.#seqMarks.markFor(seq);
   /** Whether a superseded mark may be stored (see `TransitionContext.superseded`). */
   readonly #superseded = { marks: false };
   /** Payload objects written for transactions not yet built; the orphan sweep leaves them alone. */
@@ -197,7 +197,7 @@ export class QueueCore {
   #ulid(now: number): string {
     // A ULID holds times up to 2^48 - 1 ms (year 10889); clocks may read up to year 275760 (a clock in
     // microseconds does). Past it ids keep the latest time and count up in their random part, still increasing.
-    let id = this.#factory(Math.min(now, ULID_TIME_MAX));
+    let id = this.#ids.next(Math.min(now, ULID_TIME_MAX));
     if (id <= this.#last) id = incrementBase32(this.#last);
     this.#last = id;
     return id;
@@ -243,7 +243,7 @@ export class QueueCore {
 
   /** A transaction's context; `prepared`: the jobs it will insert, whose caller ids its draws pass over. */
   ctx(prepared?: readonly PreparedEnqueue[]): TransitionContext {
-    const ctx = new CoreTransitionContext(this, this.clock.now(), this.#seqHighWater, this.#superseded);
+    const ctx = new CoreTransitionContext(this, this.clock.now(), this.#seqMarks, this.#superseded);
     if (prepared !== undefined) ctx.callerIdsInCommit = callerIdsOfCommit(prepared);
     return ctx;
   }
@@ -437,12 +437,16 @@ export class QueueCore {
    */
   prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
     // An item pushed into a settlement's effects by hand is checked here, as staging would have.
-    const own = items.map(ownEnqueueItem);
+    // Lists made by pushing onto an empty list of objects, not by `map`: V8's optimized `map` makes a holey list
+    // where its builtin makes a packed one, and each kind is another class to the readers (see array-kinds).
+    const own = emptyObjects<EnqueueItem>();
+    const n = items.length;
+    for (let i = 0; i < n; i++) own.push(ownEnqueueItem(items[i]!));
     // Before any payload is copied or written: a refused one changes nothing.
     checkPayloadSizes(own, this.maxPayloadBytes);
     callerIdsOfCommit(own);
-    // A function of the module given `this`, not an arrow: no closure per settlement.
-    const out: PreparedEnqueue[] = own.map(preparedItem, this.callerIds);
+    const out = emptyObjects<PreparedEnqueue>();
+    for (let i = 0; i < n; i++) out.push(preparedItem(this.callerIds, own[i]!));
     // The list of payloads to offload made only when there is one: a settlement has one item, and none.
     let big: PreparedEnqueue[] | undefined;
     for (const p of out) if (this.payloads.shouldOffload(p.payload)) (big ??= []).push(p);
@@ -501,13 +505,16 @@ export class QueueCore {
   /** Applies caller KV ops and effect enqueues inside `txn`; outcomes align with `prepared`. */
   applyEffects(txn: Txn, ctx: TransitionContext, effects: SettlementEffects | undefined, prepared: readonly PreparedEnqueue[]): EnqueueOutcome[] {
     this.#applyKv(txn, effects);
-    return prepared.map((p) => insertJob(txn, ctx, p));
+    // A loop into a list of objects from the start (see array-kinds), not a `map` with a closure.
+    const outcomes = emptyObjects<EnqueueOutcome>();
+    for (let i = 0; i < prepared.length; i++) outcomes.push(insertJob(txn, ctx, prepared[i]!));
+    return outcomes;
   }
 
   /**
    * `applyEffects` with the enqueue at `claimIndex` inserted already claimed
    * (see `insertJobRecord`), its outcome put in `outcomes` with the others'
-   * (at their indexes in `prepared`, for an array of its length). Returns what its insert wrote: `record` is
+   * (at their indexes in `prepared`, written in index order: an empty array stays packed). Returns what its insert wrote: `record` is
    * its record, undefined when it was a dedup hit, and `keys` its engine
    * keys when written claimed. A loop, not a `map` with a closure and a
    * result to take apart: this runs once per chained step.
@@ -556,14 +563,14 @@ export class QueueCore {
   }
 }
 
-/** `item` (checked) as `QueueCore.prepare` hands it on, its caller id noted in `this` (see there). */
-function preparedItem(this: CallerIdBound, item: EnqueueItem): PreparedEnqueue {
+/** `item` (checked) as `QueueCore.prepare` hands it on, its caller id noted in `callerIds` (see there). */
+function preparedItem(callerIds: CallerIdBound, item: EnqueueItem): PreparedEnqueue {
   const opts = item.opts!;
   // Checked options have no prototype: only the queue's own builder can have set this (see `DrawnIdEnqueueOptions`).
   const jobIdDrawn = (opts as DrawnIdEnqueueOptions).jobIdDrawn === true;
   // Before the commit, so an id drawn meanwhile, by this enqueue or another, passes over it (see `freshJobId`).
   // An id this queue drew is no caller's: noted, it would count as one a caller may have taken since the draw.
-  const callerIdInFlight = opts.jobId !== undefined && !jobIdDrawn && this.note(opts.jobId);
+  const callerIdInFlight = opts.jobId !== undefined && !jobIdDrawn && callerIds.note(opts.jobId);
   // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
   return { queueName: item.queueName, payload: item.payload, payloadRef: undefined, opts, callerIdInFlight, jobIdDrawn };
 }
@@ -575,14 +582,21 @@ function preparedItem(this: CallerIdBound, item: EnqueueItem): PreparedEnqueue {
  */
 class CoreTransitionContext implements TransitionContext {
   readonly #core: QueueCore;
+  readonly #seqMarks: SeqHighWater;
 
   constructor(
     core: QueueCore,
     readonly now: number,
-    readonly seqHighWater: (seq: string) => string | undefined,
+    seqMarks: SeqHighWater,
     readonly superseded: { marks: boolean },
   ) {
     this.#core = core;
+    this.#seqMarks = seqMarks;
+  }
+
+  /** A method, not a closure each queue makes: every queue's inserts call the same function. */
+  seqHighWater(seq: string): string | undefined {
+    return this.#seqMarks.markFor(seq);
   }
 
   config(queue: string): ResolvedQueueConfig {

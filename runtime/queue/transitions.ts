@@ -124,14 +124,14 @@ function mayCarry(r: JobRecord): boolean {
 function dropClaimedEntry(txn: Txn, r: JobRecord, key: string, claim?: CarriedDone): void {
   let carried = claim?.carried;
   if (carried === undefined && mayCarry(r)) carried = decodeCarriedDone(key, txn.get(key));
-  if (carried !== undefined && carried > 0) txn.bump(r.queue, "done", carried);
+  if (carried !== undefined && carried > 0) txn.bumpDone(r.queue, carried);
   txn.delete(key);
 }
 
 /** Deletes a claimed index entry whose job record is gone (see `recoverClaims`), keeping the done count it carries. */
 export function dropOrphanClaimedEntry(txn: Txn, key: string): void {
   const carried = decodeCarriedDone(key, txn.get(key));
-  if (carried > 0) txn.bump(K.queueOfClaimedKey(key), "done", carried);
+  if (carried > 0) txn.bumpDone(K.queueOfClaimedKey(key), carried);
   txn.delete(key);
 }
 
@@ -490,7 +490,7 @@ export function completeJob(txn: Txn, ctx: TransitionContext, r: JobRecord, hist
   const keep = ctx.config(r.queue).doneRetentionMs;
   if (keep === undefined) {
     deleteJob(txn, r, historyless, keys);
-    txn.bump(r.queue, "done", 1);
+    txn.bumpDone(r.queue, 1);
     return undefined;
   }
   const next = copyJob(r);

@@ -8,12 +8,12 @@
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { statsKey } from "../../runtime/queue/keys.js";
-import { decodeStats, encodeStats } from "../../runtime/queue/record.js";
+import { decodeStats, encodeStats, type JobState } from "../../runtime/queue/record.js";
 import { Txn } from "../../runtime/queue/txn.js";
 
 async function bump(engine: Engine, queue: string, pending: number): Promise<void> {
   const txn = new Txn(engine);
-  txn.bump(queue, "pending", pending);
+  for (let i = 0; i < pending; i++) txn.move(queue, null, "pending");
   await engine.commit(txn.finish());
 }
 
@@ -43,4 +43,33 @@ describe("stats in a transaction", () => {
       await engine.close();
     });
   }
+
+  it("moves each state's own count, in and out of every state, across queues in one transaction", async () => {
+    const engine = await Engine.open(new MemoryStore());
+    await engine.commit(new WriteBatch().put(statsKey("q"), encodeStats({ pending: 10, scheduled: 20, claimed: 30, done: 40, dead: 50 })));
+    const txn = new Txn(engine);
+    const moves: [string, JobState | null, JobState | null][] = [
+      ["q", null, "pending"],
+      ["q", "pending", "claimed"],
+      ["q", "claimed", "done"],
+      ["q", "scheduled", "pending"],
+      ["q", "claimed", "dead"],
+      ["q", "dead", null],
+      ["q", "scheduled", null],
+      // Done only grows: leaving it takes nothing off.
+      ["q", "done", null],
+      ["r", null, "scheduled"],
+      ["r", "scheduled", "claimed"],
+      ["r", null, "dead"],
+    ];
+    for (const [queue, from, to] of moves) txn.move(queue, from, to);
+    txn.bumpDone("r", 3);
+    expect([txn.countOf("q", "pending"), txn.countOf("q", "scheduled"), txn.countOf("q", "claimed"), txn.countOf("q", "dead")]).toEqual([11, 18, 29, 50]);
+    expect(txn.pendingCount("q")).toBe(11);
+    expect([txn.countOf("r", "scheduled"), txn.countOf("r", "claimed"), txn.countOf("r", "dead")]).toEqual([0, 1, 1]);
+    await engine.commit(txn.finish());
+    expect(decodeStats(statsKey("q"), engine.get(statsKey("q")))).toEqual({ pending: 11, scheduled: 18, claimed: 29, done: 41, dead: 50 });
+    expect(decodeStats(statsKey("r"), engine.get(statsKey("r")))).toEqual({ pending: 0, scheduled: 0, claimed: 1, done: 3, dead: 1 });
+    await engine.close();
+  });
 });

@@ -1,0 +1,24 @@
+/**
+ * @module Empty arrays made with the elements kind they will hold.
+ *
+ * V8 keeps an array's elements kind (small integers, doubles, objects) in
+ * its hidden class, and an empty literal `[]` starts as small integers: a
+ * function optimized for lists of objects that then meets an empty list, or
+ * a list of times made by `[]` meeting a double, is deoptimized. Lists made
+ * here start as the kind they hold, so the queue's hot functions see one
+ * class per list. Shrinking an array keeps its kind.
+ */
+
+/** A new empty array whose elements kind is objects (V8's PACKED_ELEMENTS). */
+export function emptyObjects<T>(): T[] {
+  const a: unknown[] = [null];
+  a.length = 0;
+  return a as T[];
+}
+
+/** A new empty array whose elements kind is doubles (V8's PACKED_DOUBLE_ELEMENTS): expiry times in ms are past the small-integer range. */
+export function emptyDoubles(): number[] {
+  const a = [0.5];
+  a.length = 0;
+  return a;
+}

@@ -1,0 +1,44 @@
+/**
+ * @module The lists a settlement hands through the queue (its prepared
+ * enqueues, its outcomes) are of one V8 elements kind, objects and packed,
+ * for every kind of settlement and once the code is optimized: an empty
+ * literal makes a list of small integers and V8's optimized `map` a holey
+ * one, and each kind is another class to the functions reading the lists
+ * (a deoptimization of each when it first meets one). Also the empty lists
+ * `array-kinds` makes, for objects and for times. Run in a child process
+ * that turns on V8's natives syntax to read the kinds.
+ */
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { startScript } from "../support/child-script.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
+
+const FIXTURE = fileURLToPath(new URL("./fixtures/settlement-array-kinds.ts", import.meta.url));
+
+describe("the elements kinds of a settlement's lists", () => {
+  it(
+    "are objects, packed, at the transaction and the announcement, for settlements with no effects, no enqueues, one, two, a chained claim and a nack",
+    async () => {
+      const child = startScript(FIXTURE, ["1800"]);
+      const exit = await child.exited;
+      expect(exit, child.stderr()).toEqual({ code: 0, signal: null });
+      const report = JSON.parse(child.lines.at(-1)!) as {
+        kinds: Record<string, Record<string, number>>;
+        empties: Record<string, string>;
+        pushed: string;
+        times: string;
+      };
+      const sites = ["prepared at the transaction", "prepared at the announcement", "outcomes at the announcement"];
+      expect(Object.keys(report.kinds).sort()).toEqual([...sites].sort());
+      for (const site of sites) {
+        expect(Object.keys(report.kinds[site]!), site).toEqual(["objects, packed"]);
+        // Every settlement was seen: 1,800 rounds of one to three settlements and a batch enqueue.
+        expect(report.kinds[site]!["objects, packed"]!, site).toBeGreaterThan(1800);
+      }
+      expect(report.empties).toEqual({ objects: "objects, packed", doubles: "doubles, packed" });
+      expect(report.pushed).toBe("objects, packed");
+      expect(report.times).toBe("doubles, packed");
+    },
+    HEAVY_TEST_MS,
+  );
+});
