@@ -61,7 +61,7 @@ import {
 import { type Layer, layerOf, pickMerge, RunMerge } from "./run-merge.js";
 import { RunTakeBack, type TakeEntry } from "./run-take-back.js";
 import { SnapshotMerge } from "./snapshot-merge.js";
-import { type OrderedEntries, scanOrdered, scanTree, type ScanOptions } from "./scan.js";
+import { type OrderedEntries, type OrderedSource, scanOrdered, scanTree, type ScanOptions } from "./scan.js";
 
 /** Whether a memtable entry must stay in the memtable when it freezes (a value a checkpoint still has to page by identity). */
 export type HoldInMemtable = (key: string, value: StoredValue) => boolean;
@@ -915,13 +915,7 @@ export class LayeredState {
     if (this.#layers.length === 0 && frozen === undefined) return scanTree(this.#mem.tree, opts);
     const mem = frozen === undefined ? this.#mem.tree : frozen.under(this.#mem.tree);
     const layers = this.#layers;
-    return scanOrdered(
-      {
-        from: (lo) => mergeForward(mem, layers, lo),
-        fromReversed: (hi) => mergeReverse(mem, layers, hi),
-      },
-      opts,
-    );
+    return scanOrdered(new MergedSource(mem, layers), opts);
   }
 
   /**
@@ -946,6 +940,25 @@ export class LayeredState {
  */
 function orderOf(layers: readonly Layer[]): (a: string, b: string) => number {
   return layers.every((l) => l.run.ascii) ? (a, b) => (a === b ? 0 : a < b ? -1 : 1) : compareKeys;
+}
+
+/** The memtable over the runs as one ordered source: a class, not an object of arrows, for the reason scan.ts's `TreeSource` gives. */
+class MergedSource implements OrderedSource<StoredValue> {
+  readonly #mem: OrderedEntries<StoredValue>;
+  readonly #layers: readonly Layer[];
+
+  constructor(mem: OrderedEntries<StoredValue>, layers: readonly Layer[]) {
+    this.#mem = mem;
+    this.#layers = layers;
+  }
+
+  from(lo: string): Iterator<[string, StoredValue]> {
+    return mergeForward(this.#mem, this.#layers, lo);
+  }
+
+  fromReversed(hi: string | undefined): Iterator<[string, StoredValue]> {
+    return mergeReverse(this.#mem, this.#layers, hi);
+  }
 }
 
 /** The entries of the memtable and the runs from `lo` up, in ascending key order. */
