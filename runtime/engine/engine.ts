@@ -678,9 +678,12 @@ export class Engine {
 
   /** Whether the WAL since the last checkpoint (or since `cover`) reached `factor` times a checkpoint trigger (objects or bytes, each when on). */
   #walSinceCheckpointReaches(factor: number, cover = this.#covered): boolean {
-    const { checkpointWalObjects: maxObjects, checkpointWalBytes: maxBytes } = this.#opts;
-    const since = { objects: this.#landed.objects - cover.objects, bytes: this.#landed.bytes - cover.bytes };
-    return (maxObjects > 0 && since.objects >= maxObjects * factor) || (maxBytes > 0 && since.bytes >= maxBytes * factor);
+    // Asked on every durable commit (the backlog): read as numbers, with no object made.
+    const opts = this.#opts;
+    const landed = this.#landed;
+    const maxObjects = opts.checkpointWalObjects;
+    const maxBytes = opts.checkpointWalBytes;
+    return (maxObjects > 0 && landed.objects - cover.objects >= maxObjects * factor) || (maxBytes > 0 && landed.bytes - cover.bytes >= maxBytes * factor);
   }
 
   /**

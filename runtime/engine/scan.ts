@@ -61,25 +61,64 @@ export function scanTree<V>(tree: OrderedEntries<V>, opts: ScanOptions): Iterabl
   return scanOrdered(new TreeSource(tree), opts);
 }
 
+/**
+ * A scan's options, each read once into fields of one shape. Callers pass
+ * options objects of many shapes (`{ prefix, limit }`, `{ start, end,
+ * reverse }`, spreads of ranges), so reading them in the scan's loop made
+ * those reads megamorphic; and a getter read once cannot answer one way for
+ * the bounds and another for the filter.
+ */
+class ScanBounds {
+  readonly prefix: string;
+  readonly start: string | undefined;
+  readonly startExclusive: boolean;
+  readonly end: string | undefined;
+  readonly limit: number;
+  readonly reverse: boolean;
+
+  constructor(opts: ScanOptions) {
+    const prefix = opts.prefix;
+    const limit = opts.limit;
+    this.prefix = prefix === undefined ? "" : prefix;
+    this.start = opts.start;
+    this.startExclusive = opts.startExclusive ? true : false;
+    this.end = opts.end;
+    this.limit = limit === undefined ? Number.POSITIVE_INFINITY : limit;
+    this.reverse = opts.reverse ? true : false;
+  }
+
+  /** Whether `k` is within the prefix and bounds. */
+  holds(k: string): boolean {
+    const end = this.end;
+    const start = this.start;
+    return (
+      k.startsWith(this.prefix) &&
+      (end === undefined || compareKeys(k, end) < 0) &&
+      (start === undefined || (this.startExclusive ? compareKeys(k, start) > 0 : compareKeys(k, start) >= 0))
+    );
+  }
+}
+
 /** Ordered iteration over any ordered source with prefix, bounds, limit and direction. */
 export function* scanOrdered<V>(source: OrderedSource<V>, opts: ScanOptions): IterableIterator<[string, V]> {
-  const { prefix = "", limit = Infinity } = opts;
-  let lo = opts.start ?? prefix;
+  const b = new ScanBounds(opts);
+  const { prefix, limit, end } = b;
+  let lo = b.start ?? prefix;
   if (compareKeys(lo, prefix) < 0) lo = prefix;
   let count = 0;
   if (count >= limit) return;
-  if (!opts.reverse) {
+  if (!b.reverse) {
     const it = source.from(lo);
     for (let r = it.next(); r.done !== true; r = it.next()) {
       const entry = r.value;
       const k = entry[0];
-      if (!k.startsWith(prefix) || (opts.end !== undefined && compareKeys(k, opts.end) >= 0)) return;
-      if (!inRange(k, prefix, opts)) continue;
+      if (!k.startsWith(prefix) || (end !== undefined && compareKeys(k, end) >= 0)) return;
+      if (!b.holds(k)) continue;
       yield [k, entry[1]];
       if (++count >= limit) return;
     }
   } else {
-    let hi = opts.end;
+    let hi = end;
     const after = prefixSuccessor(prefix);
     if (after !== undefined && (hi === undefined || compareKeys(after, hi) < 0)) hi = after;
     const it = source.fromReversed(hi);
@@ -87,20 +126,11 @@ export function* scanOrdered<V>(source: OrderedSource<V>, opts: ScanOptions): It
       const entry = r.value;
       const k = entry[0];
       if (compareKeys(k, lo) < 0) return;
-      if (!inRange(k, prefix, opts)) continue;
+      if (!b.holds(k)) continue;
       yield [k, entry[1]];
       if (++count >= limit) return;
     }
   }
-}
-
-/** Whether `k` is within the scan's prefix and bounds. A function of the module, not a closure per scan (see `TreeSource`). */
-function inRange(k: string, prefix: string, opts: ScanOptions): boolean {
-  return (
-    k.startsWith(prefix) &&
-    (opts.end === undefined || compareKeys(k, opts.end) < 0) &&
-    (opts.start === undefined || (opts.startExclusive ? compareKeys(k, opts.start) > 0 : compareKeys(k, opts.start) >= 0))
-  );
 }
 
 /** The smallest key greater than every key starting with `prefix`, when one exists. */
