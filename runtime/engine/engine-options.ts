@@ -6,7 +6,7 @@ import { MAX_TIMEOUT_MS, SystemClock, timedClock, type Clock, type TimedClock } 
 import { ValidationError } from "../errors.js";
 import { callGuarded, checkKnownFields, describeValue, errorText, isOptionArray, isOptionObject, optionFields, readFields } from "../option-values.js";
 import { MAX_STORE_ATTEMPTS } from "../store/request-retry.js";
-import { KeyHeads, keyHeadsProblems, MAX_KEY_HEADS } from "./key-heads.js";
+import { KeyHeads, keyHeadsProblems, readKeyHeads } from "./key-heads.js";
 import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 import { MAX_WAL_COHORTS } from "./wal-cohorts.js";
@@ -404,16 +404,10 @@ function snapshot(opts: unknown, problems: string[]): EngineOptions {
   }
   const heads = top.keyHeads;
   if (isOptionArray(heads)) {
-    try {
-      // The length first, as for pageValues.keyPrefixes: a sparse array (or a Proxy) can claim billions of entries.
-      const n = heads.length;
-      top.keyHeads = [];
-      if (!(n <= MAX_KEY_HEADS)) problems.push(`keyHeads may hold at most ${MAX_KEY_HEADS} prefixes, got ${describeValue(n)}`);
-      else top.keyHeads = Array.from({ length: n }, (_, i) => heads[i] as unknown);
-    } catch (err) {
-      top.keyHeads = [];
-      problems.push(`reading keyHeads threw: ${errorText(err)}`);
-    }
+    // Read as `Engine.declareKeyHeads` reads its list: the length first, each entry once.
+    const read = readKeyHeads(heads, "keyHeads");
+    top.keyHeads = read.list;
+    if (read.problem !== undefined) problems.push(read.problem);
   }
   return top as EngineOptions;
 }

@@ -83,6 +83,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { waitInBackground } from "../clock.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
+import { KeyHeads, keyHeadsProblems, MAX_KEY_HEADS, readKeyHeads } from "./key-heads.js";
 import { segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import { segmentKey } from "./layout.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
@@ -558,6 +559,42 @@ export class Engine {
       if (v !== undefined && isPaged(v)) paged.push([key, v]);
     }
     return pager.warm(paged);
+  }
+
+  /** The key prefixes the memtable gives trees of their own now (`keyHeads` and `declareKeyHeads`), ascending. */
+  get keyHeads(): readonly string[] {
+    return this.#state.keyHeads.prefixes;
+  }
+
+  /**
+   * Declares key prefixes the caller uses heavily, as `EngineOptions.keyHeads`
+   * does at open, for a caller handed an open engine (checked as the option
+   * is). They join the heads declared so far: declaring a prefix again, or in
+   * another order, changes nothing, and the set never shrinks. The memtable
+   * is built again with them at once; a frozen one keeps its own until its
+   * run is made. Nothing stored changes: an engine opened later without the
+   * declaration reads the same. Throws `ValidationError`, changing nothing,
+   * for a bad list or when the set would pass `MAX_KEY_HEADS` prefixes, and
+   * `ClosedError` (or the failure) once the engine is closed, fenced or
+   * poisoned. Do not call it while iterating a scan.
+   */
+  declareKeyHeads(prefixes: readonly string[]): void {
+    if (this.#failure) throw this.#failure;
+    if (this.#status !== "open") throw new ClosedError("the engine");
+    const what = "declareKeyHeads' prefixes";
+    const read = readKeyHeads(prefixes, what);
+    const problems = read.problem === undefined ? keyHeadsProblems(read.list, what) : [read.problem];
+    if (problems.length > 0) throw new ValidationError("invalid key heads; nothing changed", problems);
+    const current = this.#state.keyHeads;
+    const merged = current.union(read.list as string[]);
+    if (merged === current.prefixes) return;
+    if (merged.length > MAX_KEY_HEADS) {
+      throw new ValidationError(
+        `the engine gives its memtable at most ${MAX_KEY_HEADS} key heads: ${current.prefixes.length} are declared (keyHeads at open and earlier declarations), ` +
+          `and these prefixes add ${merged.length - current.prefixes.length} more; nothing changed`,
+      );
+    }
+    this.#state.setKeyHeads(KeyHeads.of(merged));
   }
 
   /** Whether `key` has a committed value. */

@@ -9,6 +9,11 @@
  * of every key with that first unit. The engine knows nothing of what the
  * prefixes mean.
  *
+ * A caller may also declare prefixes while the engine runs
+ * (`Engine.declareKeyHeads`, checked as the option is): they join the
+ * option's set, at most `MAX_KEY_HEADS` in all, and the memtable is built
+ * again with the merged heads at once (`Memtable.withHeads`).
+ *
  * A declared prefix `p` adds two bounds to its first unit's head: `p`
  * itself and the least string after every string starting with `p` (its
  * last unit one higher). Within a first unit with bounds, the heads are
@@ -19,6 +24,8 @@
  * both orders the map takes), and the heads ascend with the keys. Heads
  * live in memory only: nothing stored depends on them.
  */
+
+import { describeValue, errorText, isOptionArray } from "../option-values.js";
 
 /** Most prefixes a caller may declare: each adds two bounds to its first unit's search. */
 export const MAX_KEY_HEADS = 32;
@@ -83,6 +90,16 @@ export class KeyHeads {
     return prefixes.length === 0 ? KeyHeads.NONE : new KeyHeads(prefixes);
   }
 
+  /**
+   * The prefixes of this set and `added` (checked: see `keyHeadsProblems`),
+   * ascending, without repeats: `this` itself when `added` brings none new.
+   */
+  union(added: readonly string[]): readonly string[] {
+    const have = new Set(this.prefixes);
+    const fresh = added.filter((p) => !have.has(p));
+    return fresh.length === 0 ? this.prefixes : [...this.prefixes, ...fresh].sort();
+  }
+
   /** The head of `key`'s tree: a table read by its first unit, then a search of that unit's bounds when it has any. */
   headOf(key: string): number {
     const u = key.charCodeAt(0);
@@ -102,18 +119,35 @@ export class KeyHeads {
 }
 
 /**
+ * `given` read once into a list to check with `keyHeadsProblems`: its
+ * length first (a sparse array or a Proxy can claim billions of entries),
+ * then each entry once, so a getter answering differently on a second read
+ * cannot slip past the check. Undefined list, with the problem, when it is
+ * not an array, is too long or cannot be read.
+ */
+export function readKeyHeads(given: unknown, path: string): { list: unknown[]; problem?: string } {
+  if (!isOptionArray(given)) return { list: [], problem: `${path} must be an array of key prefixes (strings), got ${describeValue(given)}` };
+  try {
+    const n = given.length;
+    if (!(n <= MAX_KEY_HEADS)) return { list: [], problem: `${path} may hold at most ${MAX_KEY_HEADS} prefixes, got ${describeValue(n)}` };
+    return { list: Array.from({ length: n }, (_, i) => given[i] as unknown) };
+  } catch (err) {
+    return { list: [], problem: `reading ${path} threw: ${errorText(err)}` };
+  }
+}
+
+/**
  * What is wrong with `prefixes` as `keyHeads`, as problems to report (none
  * when they are fine): an array of at most `MAX_KEY_HEADS` distinct,
- * non-empty ASCII strings of at most `MAX_KEY_HEAD_LENGTH` units, in any order.
+ * non-empty ASCII strings of at most `maxLength` units, in any order.
  */
-export function keyHeadsProblems(prefixes: readonly unknown[], path: string): string[] {
+export function keyHeadsProblems(prefixes: readonly unknown[], path: string, maxLength = MAX_KEY_HEAD_LENGTH): string[] {
   const problems: string[] = [];
   if (prefixes.length > MAX_KEY_HEADS) return [`${path} may hold at most ${MAX_KEY_HEADS} prefixes, got ${prefixes.length}`];
   const seen = new Set<string>();
   prefixes.forEach((p, i) => {
     if (typeof p !== "string") problems.push(`${path}[${i}] must be a string, got ${typeof p}`);
-    else if (p.length === 0 || p.length > MAX_KEY_HEAD_LENGTH)
-      problems.push(`${path}[${i}] must be 1 to ${MAX_KEY_HEAD_LENGTH} characters long, got ${p.length}`);
+    else if (p.length === 0 || p.length > maxLength) problems.push(`${path}[${i}] must be 1 to ${maxLength} characters long, got ${p.length}`);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range is allowed
     else if (!/^[\u0000-\u007f]*$/.test(p)) problems.push(`${path}[${i}] must be ASCII (code units below 128), got ${JSON.stringify(p)}`);
     else if (seen.has(p)) problems.push(`${path}[${i}] repeats the prefix ${JSON.stringify(p)}`);

@@ -275,6 +275,22 @@ export class LayeredState {
     this.#earlyAt = this.#nextEarly();
   }
 
+  /** Where the memtable's map splits its trees now: the heads of the tables made from here on. */
+  get keyHeads(): KeyHeads {
+    return this.#mem.heads;
+  }
+
+  /**
+   * Splits the memtable's trees at `heads` from now on: the memtable is
+   * built again with them at once (O(n) in its keys, once per change of the
+   * heads, as a freeze's held entries are), and the tables after it take
+   * them from it. A frozen memtable keeps the heads it has: it is only read
+   * until its run is made. Nothing stored depends on the heads.
+   */
+  setKeyHeads(heads: KeyHeads): void {
+    if (heads !== this.#mem.heads) this.#mem = this.#mem.withHeads(heads);
+  }
+
   /** Keys with a value. */
   get size(): number {
     let n = this.#mem.size + (this.#frozen?.size ?? 0);

@@ -38,6 +38,25 @@ export class Memtable<V> {
     return t;
   }
 
+  /**
+   * A table of the same entries whose map splits its trees at `heads`, built
+   * in O(n) from this one's entries in order (their key strings kept). This
+   * table is not written again by the caller, which takes the new one in its
+   * place; snapshots and cursors of this one still read it as it was.
+   */
+  withHeads(heads: KeyHeads): Memtable<V> {
+    const keys: string[] = [];
+    const values: V[] = [];
+    this.#tree.forEachPair((k, v) => {
+      keys.push(k);
+      values.push(v);
+    });
+    const t = new Memtable<V>(heads);
+    t.#plain = this.#plain;
+    t.#tree = OrderedMap.fromSorted<V>(keys, values, this.#plain ? undefined : compareKeys, heads);
+    return t;
+  }
+
   /** The heads its map splits its trees at. */
   get heads(): KeyHeads {
     return this.#tree.heads;

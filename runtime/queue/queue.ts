@@ -33,6 +33,7 @@ import * as kv from "./kv-ops.js";
 import type { KvExpectation } from "./kv-ops.js";
 import { recoverClaims } from "./maintenance.js";
 import { KvKeyRef } from "./user-keys.js";
+import { callerKeyHeads, engineKeyHeads } from "./caller-key-heads.js";
 import { type BorrowedBytes, lend } from "./borrowed-bytes.js";
 import { validatePositiveInt, validateQueueName, validateStoreName } from "./names.js";
 import { PAYLOAD_PREFIX, PayloadStore } from "./payloads.js";
@@ -558,6 +559,27 @@ export class Queue {
   /** One page of caller KV entries under `prefix`, in key byte order. */
   async kvScan(prefix: string, opts: KvScanOptions = {}): Promise<KvPage> {
     return kvScanSync(this.#core.engine, prefix, opts);
+  }
+
+  /**
+   * @internal Declares prefixes of caller KV keys that the caller reads and
+   * writes heavily (the workflow runtime's run records, step pointers and
+   * history): the engine's memtable gives the keys under each a tree of
+   * their own from now on (`EngineOptions.keyHeads`, caller-key-heads.ts).
+   * Declaring a prefix again, from this caller or another over this queue,
+   * changes nothing. Memory only: nothing stored changes. Throws
+   * `ValidationError` (and declares none) for a bad list or when the
+   * engine's heads would pass 32, `ClosedError` once the queue is closed.
+   */
+  declareKeyHeads(prefixes: readonly string[]): void {
+    const core = this.#core;
+    core.checkOpen();
+    core.engine.declareKeyHeads(engineKeyHeads(prefixes));
+  }
+
+  /** @internal The caller KV prefixes with key heads of their own (`declareKeyHeads`, or `engineOptions.keyHeads` under the caller's keys), ascending. */
+  get keyHeads(): readonly string[] {
+    return callerKeyHeads(this.#core.engine.keyHeads);
   }
 
   /**

@@ -115,6 +115,8 @@ export interface WorkflowQueue {
   readonly closed: boolean;
   /** @internal Aborted when the queue closes or its engine fails; `reason` is the `ClosedError` waiters settle with. */
   readonly closedSignal: AbortSignal;
+  /** @internal Declares caller KV prefixes used heavily (see `Queue.declareKeyHeads`); optional: a queue without it searches as before. */
+  declareKeyHeads?(prefixes: readonly string[]): void;
   /** Defines flow rules of a queue (see `Queue.defineFlowRules`); optional for queues that have none. */
   defineFlowRules?(queueName: string, rules: Readonly<Record<string, FlowRule>>): void;
   /** Resolves when every commit made so far is durable; at once when none is in flight. */

@@ -16,6 +16,7 @@ import { RUNTIME_GATE, WorkflowRuntime } from "./workflow-runtime.js";
 import { DEFAULT_STEP_QUEUE } from "./runs/workflow-view.js";
 import { DEFAULT_SCHEDULE_INPUT_TIMEOUT_MS } from "./schedules/schedules.js";
 import { checkParentClose, type ParentClosePolicy } from "./records/records.js";
+import { BUSIEST_KEY_PREFIXES } from "./records/kv-keys.js";
 
 /** @internal The resolved options. */
 export interface BuilderState {
@@ -65,6 +66,26 @@ function checkDeps(queue: unknown, store: unknown, runner: unknown, hook: unknow
     problems.push(`the terminal hook must be an object with an onTermination(outcome, effects) method (NoopTerminalHook for none), got ${describeValue(hook)}`);
   }
   if (problems.length > 0) throw new ValidationError("WorkflowRuntime.builder(queue, store, runner, hook) was given something else", problems);
+}
+
+/**
+ * Declares the families every step reads or writes to the queue, so its
+ * engine's memtable searches each family's keys alone. A speed-up only: a
+ * closed queue refuses the runtime's first call with its own error, and an
+ * engine whose key heads are all taken (the queue's `engineOptions.keyHeads`)
+ * runs the workflow without them, saying so once.
+ */
+function declareBusiestKeys(queue: WorkflowQueue, log: FullLogger): void {
+  if (queue.closed || queue.declareKeyHeads === undefined) return;
+  try {
+    queue.declareKeyHeads(BUSIEST_KEY_PREFIXES);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    log.warn(
+      { err },
+      "the queue's engine has no room for the workflow's key heads (its engineOptions.keyHeads take them all): the workflow runs without them; declare fewer to let it use them",
+    );
+  }
 }
 
 /**
@@ -224,6 +245,7 @@ export class WorkflowRuntimeBuilder {
       }
       queue.defineFlowRules(this.#s.queueName, rules);
     }
+    declareBusiestKeys(queue, this.#s.logger);
     return RUNTIME_GATE.build(() => new WorkflowRuntime(this.#deps, { ...this.#s }));
   }
 }

@@ -18,6 +18,7 @@ import { compareKeys } from "../../runtime/store/keys.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { checkAgainst, type Mapish, MODEL_ORDERS, modelWrites, plain, type Writable } from "./fixtures/ordered-map-model.js";
 import { SortedEntries } from "./fixtures/sorted-entries.js";
+import { HEAVY_TEST_MS } from "../support/load.js";
 
 /** Declared prefix sets: nested families, neighbours, one-unit prefixes, prefixes ending in U+007F, at unit 0. */
 const DECLARED: readonly (readonly string[])[] = [
@@ -133,6 +134,39 @@ describe("OrderedMap's trees split at declared key prefixes", () => {
     check(r, built.tree, model, stems, true, "built from sorted entries");
   });
 
+  it("a memtable holding keys takes new heads (withHeads): same entries, later writes right, the old table and its clone as they were", {
+    timeout: HEAVY_TEST_MS,
+  }, () => {
+    const r = testRandom("memtable heads arriving");
+    for (const wide of [false, true]) {
+      // Each table takes the next set: none to some, one set to another (nested, neighbours), some to a union, back to none.
+      const sets: (readonly string[])[] = [[], DECLARED[0]!, DECLARED[1]!, [...DECLARED[0]!, ...DECLARED[1]!], DECLARED[2]!, DECLARED[3]!, []];
+      const stems = stemsOf(sets.flat());
+      let table = new Memtable<number>(KeyHeads.of(sets[0]!));
+      const model = new SortedEntries(compareKeys);
+      for (let i = 1; i < sets.length; i++) {
+        writes(r, table, model, 300, stems, wide, 20);
+        const before = table;
+        const beforeModel = model.clone();
+        const snapshot = before.tree.clone();
+        table = before.withHeads(KeyHeads.of(sets[i]!));
+        const label = `${wide ? "code point" : "built-in"} order, to ${JSON.stringify(sets[i])}`;
+        expect(table.heads.prefixes, label).toEqual([...sets[i]!].sort());
+        check(r, table.tree, model, stems, wide, `${label}, as taken`);
+        writes(r, table, model, 300, stems, wide, 40);
+        check(r, table.tree, model, stems, wide, `${label}, after writes`);
+        // The old table is never written again; it and a clone of it read what they held.
+        check(r, before.tree, beforeModel, stems, wide, `${label}, the table before`);
+        check(r, snapshot, beforeModel, stems, wide, `${label}, a clone of the table before`);
+      }
+      // A table of ASCII keys still switches its order at the first key that needs it, keeping its new heads.
+      if (!wide) {
+        writes(r, table, model, 300, stems, true, 10);
+        check(r, table.tree, model, stems, true, "switched after taking heads");
+      }
+    }
+  });
+
   it("refuses sorted entries that are not ordered by their declared head", () => {
     const heads = KeyHeads.of(["u/w/"]);
     // Ascending in a reversed order: "u/w/1" is in a later head than "u/x".
@@ -143,6 +177,15 @@ describe("OrderedMap's trees split at declared key prefixes", () => {
 });
 
 describe("KeyHeads", () => {
+  it("merges declared prefixes: repeats and order change nothing, the set only grows", () => {
+    const a = KeyHeads.of(["u/b/", "u/a/"]);
+    expect(a.union(["u/a/"])).toBe(a.prefixes);
+    expect(a.union([])).toBe(a.prefixes);
+    expect(a.union(["u/c/", "u/b/"])).toEqual(["u/a/", "u/b/", "u/c/"]);
+    expect(KeyHeads.of(KeyHeads.of(["u/c/"]).union(["u/b/", "u/a/"])).prefixes).toEqual(KeyHeads.of(a.union(["u/c/"])).prefixes);
+    expect(KeyHeads.NONE.union(["x/"])).toEqual(["x/"]);
+  });
+
   it("gives keys heads that ascend with them in both orders, whatever order the prefixes are declared in", () => {
     const r = testRandom("key heads ascend");
     for (const declared of DECLARED) {

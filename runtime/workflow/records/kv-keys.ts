@@ -60,6 +60,15 @@ export const SIGNAL_DELIVERED_PREFIX = `${RESERVED_KV_PREFIX}signal-delivered/`;
 export const SIGNAL_TIMED_OUT_PREFIX = `${RESERVED_KV_PREFIX}signal-timed-out/`;
 export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
 export const CHILDREN_PREFIX = `${RESERVED_KV_PREFIX}children/`;
+/** Step histories (`runs/history-records`: `workflow/history/{q}/{runId}/{step}`). */
+export const HISTORY_PREFIX = `${RESERVED_KV_PREFIX}history/`;
+
+/**
+ * The families every step reads or writes, which the runtime declares to its
+ * queue when it is built (`Queue.declareKeyHeads`), so the engine's memtable
+ * searches each family's keys alone (bench/RESULTS.md, wave 43).
+ */
+export const BUSIEST_KEY_PREFIXES: readonly string[] = Object.freeze([RUNS_PREFIX, STEPS_PREFIX, HISTORY_PREFIX]);
 
 /** The run record of `runId` in step queue `q`. */
 export const runKey = (q: string, runId: string): string => `${RUNS_PREFIX}${q}/${runId}`;

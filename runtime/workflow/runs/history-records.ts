@@ -47,8 +47,9 @@ import {
   type StepTransitionHistory,
 } from "./run-history.js";
 import type { Building } from "../../queue/cancel-state.js";
+import { HISTORY_PREFIX } from "../records/kv-keys.js";
 
-export const HISTORY_PREFIX = `${RESERVED_KV_PREFIX}history/`;
+export { HISTORY_PREFIX };
 export const REDRIVES_PREFIX = `${RESERVED_KV_PREFIX}redrives/`;
 
 /** A continuing step keeps the payload it continues with up to this size, so a redrive can start at the next step. */
