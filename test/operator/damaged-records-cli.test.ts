@@ -12,26 +12,15 @@
  * removed with `taquba schedules remove` and upserted again.
  */
 import { pack, unpack } from "msgpackr";
-import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import {
-  LocalStore,
-  NoopTerminalHook,
-  Queue,
-  S3Store,
-  serveClients,
-  StepOutcome,
-  WorkflowRuntime,
-  type ClientInbox,
-  type ObjectStore,
-} from "../../runtime/index.js";
+import { afterEach, describe, expect } from "vitest";
+import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, type ClientInbox, type ObjectStore } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { OperatorSession } from "../../operator/cli/session.js";
 import { Operations } from "../../operator/inspect/operations.js";
 import { startDashboard } from "../../operator/dashboard/server.js";
 import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { scheduleKey } from "../../runtime/workflow/schedules/schedule-record.js";
-import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
+import { scenarioOnBothStores } from "./fixtures/on-both-stores.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
@@ -336,25 +325,5 @@ async function scenario(store: ObjectStore, url: string, withBrowser = false): P
 }
 
 describe("the operator tools over records holding numbers out of their range", () => {
-  it(
-    "on a directory store",
-    async () => {
-      const dir = await tempDir();
-      await scenario(new LocalStore(dir), pathToFileURL(dir).href, !("missing" in browserFound));
-    },
-    SCENARIO_MS,
-  );
-
-  describe("on the S3 protocol server", () => {
-    const s3 = useS3Server();
-    it(
-      "the same",
-      async () => {
-        await withS3Environment(s3, () =>
-          scenario(new S3Store({ bucket: s3.bucket, prefix: "damaged", clientConfig: s3.clientConfig }), `s3://${s3.bucket}/damaged`),
-        );
-      },
-      SCENARIO_MS,
-    );
-  });
+  scenarioOnBothStores(tempDir, "damaged", (store, url) => scenario(store, url, !("missing" in browserFound)), SCENARIO_MS);
 });

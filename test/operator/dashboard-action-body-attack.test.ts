@@ -8,18 +8,9 @@
  * failed step instead of step 0. Each must answer 400 naming the option,
  * without sending anything to the owner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { LocalStore, Queue } from "taquba";
-import { OperatorSession } from "../../operator/cli/session.js";
-import { startDashboard } from "../../operator/dashboard/server.js";
-import { Operations } from "../../operator/inspect/operations.js";
-import { enc } from "../queue/helpers.js";
+import { withOwnerlessDashboard } from "./fixtures/ownerless-dashboard.js";
 
-const NAME = "ops";
 const BAD_BODIES: readonly (readonly [string, RegExp])[] = [
   ...['{"dryrun":true}', '{"dry_run":true}', '{"dryRun":true,"force":true}', '{"dryRun":"yes"}', '{"dryRun":1}', "[true]", '"dry"', "7"].map(
     (b) => [`repair ${b}`, /dryRun|RepairRunOptions/] as const,
@@ -31,22 +22,7 @@ const BAD_BODIES: readonly (readonly [string, RegExp])[] = [
 
 describe("the dashboard's repair and retry routes with a wrong body", () => {
   it("answers 400 naming the option, before asking the owner for anything", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "taquba-dash-repair-"));
-    const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: NAME, stepQueue: "workflow-steps" });
-    let close = async () => {};
-    try {
-      const queue = await Queue.open(new LocalStore(dir), NAME);
-      await queue.enqueue("work", enc("w"));
-      await queue.close();
-      await session.reader();
-      const dashboard = await startDashboard({
-        ops: new Operations(session),
-        refresh: async () => (await session.reader()).refresh(),
-        info: { name: NAME, stepQueue: "workflow-steps", store: "file" },
-        port: 0,
-      });
-      close = () => dashboard.close();
-      const base = new URL(dashboard.url).origin;
+    await withOwnerlessDashboard("taquba-dash-repair-", async (base) => {
       for (const [request, expected] of BAD_BODIES) {
         const [action, body] = [request.slice(0, request.indexOf(" ")), request.slice(request.indexOf(" ") + 1)];
         // No owner serves this store: a request that reached the inbox would wait for one, not answer.
@@ -60,10 +36,6 @@ describe("the dashboard's repair and retry routes with a wrong body", () => {
         expect(res.status, `${request}: ${JSON.stringify(answer)}`).toBe(400);
         expect(answer.error?.message, request).toMatch(expected);
       }
-    } finally {
-      await close();
-      await session.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

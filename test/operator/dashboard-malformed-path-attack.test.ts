@@ -6,38 +6,14 @@
  * that was wrong. Each read and action must answer 400 naming the path's
  * encoding, and change nothing.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { LocalStore, Queue } from "taquba";
-import { OperatorSession } from "../../operator/cli/session.js";
-import { startDashboard } from "../../operator/dashboard/server.js";
-import { Operations } from "../../operator/inspect/operations.js";
-import { enc } from "../queue/helpers.js";
+import { withOwnerlessDashboard } from "./fixtures/ownerless-dashboard.js";
 
-const NAME = "ops";
 const BAD = ["%ZZ", "%E0%A4%A", "%", "ok%C3"];
 
 describe("a dashboard path whose percent-encoding is malformed", () => {
   it("is answered 400 naming the path's encoding, by every route taking an id, and changes nothing", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "taquba-dash-path-"));
-    const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: NAME, stepQueue: "workflow-steps" });
-    let close = async () => {};
-    try {
-      const queue = await Queue.open(new LocalStore(dir), NAME);
-      await queue.enqueue("work", enc("w"));
-      await queue.close();
-      await session.reader();
-      const dashboard = await startDashboard({
-        ops: new Operations(session),
-        refresh: async () => (await session.reader()).refresh(),
-        info: { name: NAME, stepQueue: "workflow-steps", store: "file" },
-        port: 0,
-      });
-      close = () => dashboard.close();
-      const base = new URL(dashboard.url).origin;
+    await withOwnerlessDashboard("taquba-dash-path-", async (base, session) => {
       for (const bad of BAD) {
         const requests: [string, RequestInit][] = [
           [`/api/runs/${bad}`, {}],
@@ -57,10 +33,6 @@ describe("a dashboard path whose percent-encoding is malformed", () => {
       }
       const stats = await (await session.reader()).stats("work");
       expect(stats).toMatchObject({ pending: 1, dead: 0 });
-    } finally {
-      await close();
-      await session.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

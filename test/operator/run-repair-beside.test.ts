@@ -13,13 +13,12 @@
  * already (its own settlement of its children stopped at the entry).
  */
 import { pack, unpack } from "msgpackr";
-import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import { LocalStore, NoopTerminalHook, Queue, S3Store, serveClients, StepOutcome, WorkflowRuntime, type ObjectStore } from "../../runtime/index.js";
+import { afterEach, describe, expect } from "vitest";
+import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, type ObjectStore } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { childEntryKey, groupMemberKey, signalWaitKey } from "../../runtime/workflow/records/kv-keys.js";
 import { groupTag } from "../../runtime/workflow/groups/group-keys.js";
-import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
+import { scenarioOnBothStores } from "./fixtures/on-both-stores.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
@@ -223,25 +222,5 @@ async function scenario(store: ObjectStore, url: string): Promise<void> {
 }
 
 describe("taquba runs repair of the records beside a run's own", () => {
-  it(
-    "on a directory store",
-    async () => {
-      const dir = await tempDir();
-      await scenario(new LocalStore(dir), pathToFileURL(dir).href);
-    },
-    SCENARIO_MS,
-  );
-
-  describe("on the S3 protocol server", () => {
-    const s3 = useS3Server();
-    it(
-      "the same",
-      async () => {
-        await withS3Environment(s3, () =>
-          scenario(new S3Store({ bucket: s3.bucket, prefix: "beside", clientConfig: s3.clientConfig }), `s3://${s3.bucket}/beside`),
-        );
-      },
-      SCENARIO_MS,
-    );
-  });
+  scenarioOnBothStores(tempDir, "beside", scenario, SCENARIO_MS);
 });
