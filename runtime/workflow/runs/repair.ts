@@ -31,7 +31,7 @@ import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknown
 import { SettlementEffects } from "../../queue/effects.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
-import { childEntryKey, childrenPrefix, GROUPS_PREFIX, groupMemberKey, runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
+import { childEntryKey, childrenPrefix, groupMemberKey, runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import {
   decodeChildEntry,
   decodeGroupMember,
@@ -44,6 +44,7 @@ import {
   decodeTerminalRecord,
   encodeTerminalRecord,
   type GroupMemberRecord,
+  type ParentClosePolicy,
   type RunRecord,
   type StepPointer,
   type TerminalRecord,
@@ -235,7 +236,7 @@ interface Found {
   indexUnchecked: boolean;
   /** The signal wait its step waits on, its group member record, its entry under its parent. */
   wait?: Beside;
-  member?: Beside;
+  member?: Beside & { readonly memberKey: string };
   asChild?: Beside;
   /** Its children's damaged entries, with the child's run id. */
   childEntries: (Beside & { readonly childRunId: string })[];
@@ -354,7 +355,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
     const key = groupMemberKey(q, tag, memberKey);
     const r = await besideRecord(core, key, runId, "group_member", (b) => decodeGroupMember(b, key), `member ${JSON.stringify(memberKey)}: `);
     if (r !== undefined) {
-      found.member = r.beside;
+      found.member = { ...r.beside, memberKey };
       if (r.damage !== undefined) damaged.push(r.damage);
     }
   }
@@ -382,13 +383,13 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
 }
 
 /**
- * The entry of child `childRunId` rewritten with the parent-close policy
- * its own run record keeps, else the default (`cancel`): a child whose
- * policy is lost is cancelled with its parent, never left running unowned.
+ * The parent-close policy child `childRunId`'s own run record keeps, else
+ * the default (`cancel`): a child whose policy is lost is cancelled with
+ * its parent, never left running unowned.
  */
-async function mendedChildEntry(core: RuntimeCore, childRunId: string): Promise<Uint8Array> {
+async function keptParentClose(core: RuntimeCore, childRunId: string): Promise<ParentClosePolicy> {
   const policy = mapOf(fieldsOf(await core.queue.kvGet(runKey(core.queueName, childRunId)))["parent"])["parentClose"];
-  return encodeChildEntry({ parentClose: isParentClosePolicy(policy) ? policy : "cancel" });
+  return isParentClosePolicy(policy) ? policy : "cancel";
 }
 
 /** The listing entry rewritten from what still reads of it (the run record's fields where it has none). */
@@ -455,7 +456,7 @@ export async function repairRun(
       // second repair does it again).
       const cancelled: string[] = [];
       for (const c of found.childEntries) {
-        const policy = decodeChildEntry(await mendedChildEntry(core, c.childRunId), c.key).parentClose;
+        const policy = await keptParentClose(core, c.childRunId);
         if (rec.status !== "succeeded" && policy === "cancel" && RunId.isValid(c.childRunId)) cancelled.push(c.childRunId);
       }
       const out = { ...base(endDamaged ? "end_rewritten" : "records_rewritten"), ...(cancelled.length === 0 ? {} : { childrenCancelled: cancelled }) };
@@ -474,7 +475,7 @@ export async function repairRun(
       }
       if (found.member?.damaged === true) {
         const m = found.member;
-        effects.kvPut(m.key, encodeGroupMember(memberOfEnd(rec, m.key, runId)));
+        effects.kvPut(m.key, encodeGroupMember(memberOfEnd(rec, m.memberKey, runId)));
         expected.push({ key: m.key, value: m.bytes });
       }
       for (const c of found.childEntries) {
@@ -523,11 +524,11 @@ export async function repairRun(
       if (found.member?.damaged === true && t.group === undefined)
         effects.kvPut(
           found.member.key,
-          encodeGroupMember(memberOfEnd({ ...t, status: "failed", terminatedAtMs: now, error: repairedError(damaged) }, found.member.key, runId)),
+          encodeGroupMember(memberOfEnd({ ...t, status: "failed", terminatedAtMs: now, error: repairedError(damaged) }, found.member.memberKey, runId)),
         );
       if (found.asChild?.damaged === true && t.parent === undefined) effects.kvDelete(found.asChild.key);
       // Its children's entries read again, so the end's settlement of its children deals with each by its policy.
-      for (const c of found.childEntries) effects.kvPut(c.key, await mendedChildEntry(core, c.childRunId));
+      for (const c of found.childEntries) effects.kvPut(c.key, encodeChildEntry({ parentClose: await keptParentClose(core, c.childRunId) }));
       const marked = mark === undefined ? effects : markEffects(mark, out, effects);
       let committed = false;
       if (job !== null && (job.state === "pending" || job.state === "scheduled")) {
@@ -579,13 +580,12 @@ function rewrittenEnd(found: Found, runId: string, damaged: readonly RunDamage[]
   );
 }
 
-/** The group member record of an ended run, told from its end record (`key` ends in the member key). */
+/** The group member record `memberKey` of an ended run, told from its end record. */
 function memberOfEnd(
   rec: Pick<TerminalRecord, "incarnation" | "status" | "terminatedAtMs" | "error" | "errorKind">,
-  key: string,
+  memberKey: string,
   runId: string,
 ): GroupMemberRecord {
-  const memberKey = key.slice(key.indexOf("/", key.indexOf("/", GROUPS_PREFIX.length) + 1) + 1);
   return {
     key: memberKey,
     runId,
