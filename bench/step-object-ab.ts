@@ -1,5 +1,6 @@
 /**
- * @module The step object a runner is handed (`makeStep`), made CALLS times
+ * @module The step object a runner is handed (`makeJobStep`; `makeStep` in
+ * checkouts that have no `makeJobStep`), made CALLS times
  * per round in each of two or more built checkouts, rounds alternating the
  * order: ns per step object, median of the rounds after the first two. Its
  * parts are made once (placeholders where the step only holds a handle), as
@@ -43,12 +44,35 @@ const parts = {
   children: handle,
 } as unknown as import("../runtime/workflow/steps/delivery.js").DeliveryParts;
 const payload = new Uint8Array(8);
+// The claimed job's own fields, as the processor hands `makeJobStep` the job.
+const job = {
+  cancelSignal: controller.signal,
+  id: parts.jobId,
+  attempt: parts.attempt,
+  maxAttempts: parts.maxAttempts,
+  lease: parts.lease,
+  isLastAttempt: () => false,
+} as import("../runtime/workflow/steps/delivery.js").StepJob;
+/** Older checkouts build the step from the parts object instead. */
+type PartsBuilder = (
+  p: typeof parts,
+  stepNumber: number,
+  payload: Uint8Array,
+  signal: undefined,
+) => { readonly stepNumber: number; readonly cancelSignal: AbortSignal };
+
+/** A step object of checkout `m`, made as its step processor makes one. */
+function stepOf(m: Delivery, stepNumber: number) {
+  const fromParts = (m as unknown as { makeStep?: PartsBuilder }).makeStep;
+  if (m.makeJobStep === undefined && fromParts !== undefined) return fromParts(parts, stepNumber, payload, undefined);
+  return m.makeJobStep(parts.runId, parts.headers, job, parts.memo, parts.runMemo, parts.effects, parts.kv, parts.children, stepNumber, payload, undefined);
+}
 
 let sink = 0;
 function round(m: Delivery): number {
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
-    const step = m.makeStep(parts, i & 1023, payload, undefined);
+    const step = stepOf(m, i & 1023);
     if (READ && step.cancelSignal.aborted) sink++;
     sink += step.stepNumber;
   }

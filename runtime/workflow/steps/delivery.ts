@@ -158,19 +158,13 @@ function defineCancelSignal(target: object, source: CancelSource): void {
   CancelSlot.give(target, source);
 }
 
-/** Builds a {@link Delivery} from its parts (fields listed, not spread: see `makeStep`). */
+/** Builds a {@link Delivery} from its parts (fields listed, not spread: see `deliveryOf`). */
 export function makeDelivery(p: DeliveryParts): Delivery {
   return Object.freeze(deliveryOf(p));
 }
 
-/** Builds a {@link Step} from a delivery's parts and the step's own fields. */
-export function makeStep(p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): Step {
-  const step = prototypeHoldsStepField() ? filledWithoutPrototype(stepFields, p, stepNumber, payload, signal) : new StepFields(p, stepNumber, payload, signal);
-  return Object.freeze(step);
-}
-
 /**
- * Whether `Object.prototype` holds the name of a field `stepFields` assigns:
+ * Whether `Object.prototype` holds the name of a field `jobStepFields` assigns:
  * a setter there would take the step's payload or headers (the runner then
  * reads the setter's getter) and a read-only field would refuse the
  * assignment. Each name written out: a few ns per step.
@@ -196,36 +190,6 @@ function prototypeHoldsStepField(): boolean {
   );
 }
 
-/**
- * A step's fields, in their key order, unfrozen: `deliveryOf`'s and the
- * step's own. Built by `new` for every step run: V8 then sizes the object
- * for every field this constructor assigns, where an object literal of the
- * first five grew a separate property store four times over (about 200 B
- * per step, most of it garbage at once). Its prototype is `Object.prototype`
- * (set below), so the step is a plain object as before: the same prototype,
- * `constructor`, keys, descriptors and printed form.
- */
-function stepFields(this: Building<Step>, p: DeliveryParts, stepNumber: number, payload: Uint8Array, signal: Uint8Array | null | undefined): void {
-  this.runId = p.runId;
-  this.headers = p.headers;
-  this.jobId = p.jobId;
-  this.attempt = p.attempt;
-  this.maxAttempts = p.maxAttempts;
-  defineCancelSignal(this, p.cancel);
-  this.lease = p.lease;
-  this.memo = p.memo;
-  this.runMemo = p.runMemo;
-  this.effects = p.effects;
-  this.kv = p.kv;
-  this.children = p.children;
-  this.isLastAttempt = p.isLastAttempt ?? lastAttemptOf(p.attempt, p.maxAttempts);
-  this.stepNumber = stepNumber;
-  this.payload = payload;
-  this.signal = signal;
-}
-stepFields.prototype = Object.prototype;
-const StepFields = stepFields as unknown as new (...args: Parameters<typeof stepFields>) => Building<Step>;
-
 /** What a step of a claimed job holds of the job itself: its id, counts, cancel source and lease. */
 export type StepJob = CancelSource & {
   readonly id: string;
@@ -236,9 +200,8 @@ export type StepJob = CancelSource & {
 };
 
 /**
- * Builds the {@link Step} of a claimed job: `makeStep`'s step with the
+ * Builds the {@link Step} of a claimed job (or of a detached one): the
  * job's own fields read from the job, so no parts object is made per step.
- * The same keys, order, values and descriptors as `makeStep` gives.
  */
 export function makeJobStep(
   runId: RunId,
@@ -259,7 +222,15 @@ export function makeJobStep(
   return Object.freeze(step);
 }
 
-/** `stepFields` for `makeJobStep`: the same fields in the same order, the job's read from the job. */
+/**
+ * A step's fields, in their key order, unfrozen: `deliveryOf`'s and the
+ * step's own. Built by `new` for every step run: V8 then sizes the object
+ * for every field this constructor assigns, where an object literal of the
+ * first five grew a separate property store four times over (about 200 B
+ * per step, most of it garbage at once). Its prototype is `Object.prototype`
+ * (set below), so the step is a plain object as before: the same prototype,
+ * `constructor`, keys, descriptors and printed form.
+ */
 function jobStepFields(
   this: Building<Step>,
   runId: RunId,
@@ -296,7 +267,7 @@ jobStepFields.prototype = Object.prototype;
 const JobStepFields = jobStepFields as unknown as new (...args: Parameters<typeof jobStepFields>) => Building<Step>;
 
 /**
- * The delivery's fields, in their key order, unfrozen: the first fields of a step (`stepFields`),
+ * The delivery's fields, in their key order, unfrozen: the first fields of a step (`jobStepFields`),
  * for a detached delivery. Fields listed, not spread (V8 builds a spread copy of `p` plus a
  * closure field through its slow path), and `cancelSignal` added by `defineCancelSignal`.
  */
@@ -364,7 +335,16 @@ export const Step = {
   detached(payload: Uint8Array, given?: DetachedOptions): Step {
     const opts = readDetachedOptions(given, "Step.detached");
     const n = opts.stepNumber ?? 0;
-    return makeStep(detachedParts(opts, n), n, payload, opts.signal);
+    const p = detachedParts(opts, n);
+    const job: StepJob = {
+      cancelSignal: p.cancel.cancelSignal,
+      id: p.jobId,
+      attempt: p.attempt,
+      maxAttempts: p.maxAttempts,
+      lease: p.lease,
+      isLastAttempt: lastAttemptOf(p.attempt, p.maxAttempts),
+    };
+    return makeJobStep(p.runId, p.headers, job, p.memo, p.runMemo, p.effects, p.kv, p.children, n, payload, opts.signal);
   },
 } as const;
 
