@@ -50,8 +50,11 @@ describe("checkpoints, refreshes, closes and reopens between a merge's slices", 
       let engine = await Engine.open(store, opts);
       let reader: EngineReader | undefined;
       let version = 0;
+      // Counted across the engine's reopens: each open starts its own count.
       let merges = 0;
-      for (let round = 0; round < 30; round++) {
+      let mergesBefore = 0;
+      // Some seeds start no merge in 30 rounds: write on, up to four times as many, until one ran.
+      for (let round = 0; round < 30 || (merges === 0 && round < 120); round++) {
         // Commits of puts, rewrites and deletes: each write copies a slice of the merge in progress.
         for (let c = 0; c < 4 + r.int(8); c++) {
           const batch = new WriteBatch();
@@ -68,7 +71,7 @@ describe("checkpoints, refreshes, closes and reopens between a merge's slices", 
           }
           await engine.commit(batch);
         }
-        merges = Math.max(merges, engine.stats.runMerges);
+        merges = mergesBefore + engine.stats.runMerges;
         expect(await readAll(engine, model), `round ${round}`).toEqual(modelContents(model));
         const step = r.int(4);
         if (step === 0) await engine.checkpoint();
@@ -80,6 +83,7 @@ describe("checkpoints, refreshes, closes and reopens between a merge's slices", 
         } else if (step === 2) {
           // Closed with a merge part way (its writes durable in the WAL or a checkpoint), reopened.
           if (r.int(2) === 0) await engine.checkpoint();
+          mergesBefore += engine.stats.runMerges;
           await engine.close();
           engine = await Engine.open(store, opts);
           expect(await readAll(engine, model), `reopened, round ${round}`).toEqual(modelContents(model));
