@@ -57,6 +57,27 @@ export class ClaimTicket implements CancelSource {
   }
 }
 
+/**
+ * A claimed job's `isLastAttempt`: one of two functions shared by every job,
+ * not a closure made per claim. The answer is fixed at the claim: a job's
+ * attempt counts never change while it is claimed (transitions write a copy
+ * of the record), and the job's own `attempt` and `maxAttempts` are read
+ * there too. Frozen, so no job can change what the others answer; called
+ * detached (`const { isLastAttempt } = job`) as well as on the job.
+ */
+const IS_LAST_ATTEMPT: () => boolean = Object.freeze(() => true);
+const NOT_LAST_ATTEMPT: () => boolean = Object.freeze(() => false);
+
+/** The shared `isLastAttempt` of a job whose claim is (or is not) its last attempt. */
+export function lastAttemptAnswer(last: boolean): () => boolean {
+  return last ? IS_LAST_ATTEMPT : NOT_LAST_ATTEMPT;
+}
+
+/** Whether `f` is one of the shared `isLastAttempt` answers: a function that reads no `this`, safe to hand on detached. */
+export function isSharedLastAttemptAnswer(f: unknown): f is () => boolean {
+  return f === IS_LAST_ATTEMPT || f === NOT_LAST_ATTEMPT;
+}
+
 /** The headers of a job enqueued without any. */
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -245,7 +266,7 @@ function claimedJobFields(
   if (r.wokenAt !== undefined) this.wokenAt = r.wokenAt;
   if (r.lastError !== undefined) this.lastError = r.lastError;
   if (r.requeues !== undefined) this.requeues = r.requeues;
-  this.isLastAttempt = () => r.attempts >= r.maxAttempts;
+  this.isLastAttempt = lastAttemptAnswer(r.attempts >= r.maxAttempts);
 }
 claimedJobFields.prototype = Object.prototype;
 const ClaimedJobFields = claimedJobFields as unknown as new (...args: Parameters<typeof claimedJobFields>) => Building<ClaimedJob>;

@@ -9,6 +9,7 @@ import type { HeaderValues } from "../contract/job-definition.js";
 import type { LeaseHandle } from "../queue/types.js";
 import { type Building, defineCancelSignal } from "../queue/cancel-state.js";
 import { filledWithoutPrototype } from "../own-fields.js";
+import { isSharedLastAttemptAnswer } from "../queue/claimed-job.js";
 import type { Step } from "../workflow/steps/delivery.js";
 import type { EffectsHandle, KvReadHandle } from "../workflow/steps/effects-handle.js";
 import type { Memo } from "../workflow/memo/memo.js";
@@ -102,7 +103,6 @@ export function makeStepContext(
   resolve: (name: string) => AnyWorkflowDefinition | undefined = () => undefined,
 ): { readonly ctx: AnyStepContext; readonly owner: object } {
   const owner = {};
-  const make = (record: TransitionRecord) => makeTransition(owner, record) as never;
   const next: Record<string, unknown> = {};
   for (const name of stepDef.next) {
     // Own properties only: a name like "constructor" must not reach Object.prototype.
@@ -110,24 +110,24 @@ export function makeStepContext(
     if (target === undefined) continue;
     if (target.child !== undefined) {
       next[target.method] = childContinuation(target.child, name, (childRunId, payload) =>
-        make({ kind: "continue", to: name, payload, when: { kind: "onChild", childRunId } }),
+        transitionOf(owner, { kind: "continue", to: name, payload, when: { kind: "onChild", childRunId } }),
       );
     } else if (target.signal !== undefined) {
       next[target.method] = Object.freeze({
         onSignal: (params: unknown, payload: unknown, options?: { timeoutMs?: number }) =>
-          make({ kind: "continue", to: name, payload, when: { kind: "onSignal", params, timeoutMs: options?.timeoutMs } }),
+          transitionOf(owner, { kind: "continue", to: name, payload, when: { kind: "onSignal", params, timeoutMs: options?.timeoutMs } }),
       });
     } else {
-      const now = (payload: unknown) => make({ kind: "continue", to: name, payload, when: { kind: "immediate" } });
-      now.after = (delayMs: number, payload: unknown) => make({ kind: "continue", to: name, payload, when: { kind: "after", delayMs } });
+      const now = (payload: unknown) => transitionOf(owner, { kind: "continue", to: name, payload, when: { kind: "immediate" } });
+      now.after = (delayMs: number, payload: unknown) => transitionOf(owner, { kind: "continue", to: name, payload, when: { kind: "after", delayMs } });
       next[target.method] = Object.freeze(now);
     }
   }
   const workflows = childWorkflowsOf(stepDef, step, resolve);
   const frozenNext = Object.freeze(next);
   const ctx = prototypeHoldsContextField()
-    ? filledWithoutPrototype(stepContextFields, definition.name, stepDef.name, step, signal, jobs, workflows, frozenNext, make)
-    : new StepContextFields(definition.name, stepDef.name, step, signal, jobs, workflows, frozenNext, make);
+    ? filledWithoutPrototype(stepContextFields, definition.name, stepDef.name, step, signal, jobs, workflows, frozenNext, owner)
+    : new StepContextFields(definition.name, stepDef.name, step, signal, jobs, workflows, frozenNext, owner);
   // Transitions are tied to `owner`, so one built by another step's context is refused.
   return { ctx: Object.freeze(ctx), owner };
 }
@@ -148,7 +148,7 @@ function stepContextFields(
   jobs: JobHost,
   workflows: AnyStepContext["workflows"],
   next: AnyStepContext["next"],
-  make: (record: TransitionRecord) => never,
+  owner: object,
 ): void {
   this.workflow = workflow;
   this.stepName = stepName;
@@ -158,7 +158,9 @@ function stepContextFields(
   this.headers = step.headers;
   this.attempt = step.attempt;
   this.maxAttempts = step.maxAttempts;
-  this.isLastAttempt = () => step.isLastAttempt();
+  // The step's own when it is the claimed job's shared answer (it reads no `this`), not a closure per step.
+  const last = step.isLastAttempt;
+  this.isLastAttempt = isSharedLastAttemptAnswer(last) ? last : () => step.isLastAttempt();
   // Read through to the step, which makes its signal only when read (see `defineCancelSignal`).
   defineCancelSignal(this, step);
   this.lease = step.lease;
@@ -170,9 +172,14 @@ function stepContextFields(
   this.jobs = jobs;
   this.workflows = workflows;
   this.next = next;
-  this.succeed = (result: unknown) => make({ kind: "succeed", result });
-  this.fail = (error: unknown) => make({ kind: "fail", error });
-  this.cancel = (reason?: string) => make({ kind: "cancel", reason: reason ?? "cancelled by the workflow" });
+  this.succeed = (result: unknown) => transitionOf(owner, { kind: "succeed", result });
+  this.fail = (error: unknown) => transitionOf(owner, { kind: "fail", error });
+  this.cancel = (reason?: string) => transitionOf(owner, { kind: "cancel", reason: reason ?? "cancelled by the workflow" });
+}
+
+/** A transition tied to the context of `owner`: a module function, so a context makes no closure of its own to build them. */
+function transitionOf(owner: object, record: TransitionRecord): never {
+  return makeTransition(owner, record) as never;
 }
 stepContextFields.prototype = Object.prototype;
 

@@ -6,6 +6,7 @@ import type { WorkflowQueue } from "../queue-port.js";
 import type { LeaseHandle } from "../../queue/types.js";
 import type { Building, CancelSource } from "../../queue/cancel-state.js";
 import { filledWithoutPrototype } from "../../own-fields.js";
+import { lastAttemptAnswer } from "../../queue/claimed-job.js";
 import { MemoryStore } from "../../store/memory-store.js";
 import type { ObjectStore } from "../../store/object-store.js";
 import { EffectsHandle, type KvReadHandle } from "./effects-handle.js";
@@ -290,8 +291,9 @@ function deliveryOf(p: DeliveryParts): Building<Delivery> {
   return Object.setPrototypeOf(d, Object.prototype) as Building<Delivery>;
 }
 
+/** A detached delivery's `isLastAttempt`: the claimed job's shared answers (see `lastAttemptAnswer`), its counts fixed at build. */
 function lastAttemptOf(attempt: number, maxAttempts: number): () => boolean {
-  return () => attempt >= maxAttempts;
+  return lastAttemptAnswer(attempt >= maxAttempts);
 }
 
 function detachedParts(opts: DetachedOptions, step: number): DeliveryParts {
