@@ -24,7 +24,12 @@
  * work); how many puts were issued beside another; the main thread's CPU
  * per step (Linux schedstat).
  *
- * Usage: `npx tsx bench/local-overlap-ab.ts`. Env: MODES (lock,c2,groups,groups+2t),
+ * With LATENCY_MS above 0 the store is a MemoryStore whose calls each take
+ * that long (`withLatency`, puts that overlap: `lock` then releases at once
+ * as over a fast store, `groups` by groups): the schedules' own cost to the
+ * main thread, with no put thread running beside it.
+ *
+ * Usage: `npx tsx bench/local-overlap-ab.ts`. Env: MODES (lock,c2,groups,groups+2t), LATENCY_MS (0),
  * N_RUNS (200), CONC (50), ROUNDS (6); medians over the rounds after the first (all with one round).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -40,6 +45,8 @@ import { chainRunner, runtimeWorkload, STEPS_PER_RUN } from "./support/step-work
 const N_RUNS = Number(process.env.N_RUNS ?? 200);
 const CONC = Number(process.env.CONC ?? 50);
 const ROUNDS = Number(process.env.ROUNDS ?? 6);
+/** Above 0: a MemoryStore whose calls each take this many ms (`withLatency`) instead of LocalStore. */
+const LATENCY_MS = Number(process.env.LATENCY_MS ?? 0);
 const MODES = (process.env.MODES ?? "lock,c2,groups,groups+2t").split(",");
 const enc = new TextEncoder();
 
@@ -59,9 +66,9 @@ const seen = {
   idleInFlightMs: 0,
 };
 
-function wrap(proto: { put(key: string, body: Uint8Array, opts?: T.PutOptions): Promise<{ etag: string }> }): void {
-  const put = proto.put;
-  proto.put = async function (this: unknown, key: string, body: Uint8Array, opts?: T.PutOptions) {
+function wrap(target: { put(key: string, body: Uint8Array, opts?: T.PutOptions): Promise<{ etag: string }> }): void {
+  const put = target.put;
+  target.put = async function (this: unknown, key: string, body: Uint8Array, opts?: T.PutOptions) {
     if (!seen.on || opts?.ifNoneMatch !== "*") return put.call(this, key, body, opts);
     seen.puts++;
     seen.bytes += body.length;
@@ -110,8 +117,15 @@ async function round(mode: string): Promise<Row> {
   const parts = mode.split("+");
   const groups = parts.includes("groups");
   const cohorts = parts.includes("c3") ? 3 : parts.includes("c2") ? 2 : 1;
-  const local = new T.LocalStore(dir, { secondPutThread: parts.includes("2t") });
-  const store = groups ? overlapping(local) : local;
+  let store: T.ObjectStore;
+  if (LATENCY_MS > 0) {
+    // No put thread: what a schedule costs the main thread by its own work, without a thread's put beside it.
+    store = T.withLatency(new T.MemoryStore(), { ms: LATENCY_MS });
+    wrap(store);
+  } else {
+    const local = new T.LocalStore(dir, { secondPutThread: parts.includes("2t") });
+    store = groups ? overlapping(local) : local;
+  }
   const slowPutMs = releaseTuning.slowPutMs;
   if (groups) releaseTuning.slowPutMs = 0;
   const queue = await T.Queue.open(store, "bench", { engineOptions: { walCohorts: cohorts } });
@@ -149,7 +163,7 @@ const fmt = (r: Row) =>
   `${r.bytesPerPut.toFixed(0)} B/put, put in flight ${(100 * r.inFlightShare).toFixed(1)} % of wall, loop idle with a put in flight ${r.idleInFlightUs.toFixed(1)} µs/step, ` +
   `puts beside another ${(100 * r.besidePerPut).toFixed(0)} %, main CPU ${r.cpuUs.toFixed(1)} µs/step`;
 
-console.log(`local-overlap-ab: N_RUNS=${N_RUNS} CONC=${CONC} ROUNDS=${ROUNDS} MODES=${MODES.join(",")} ${loadAverageText()}`);
+console.log(`local-overlap-ab: LATENCY_MS=${LATENCY_MS} N_RUNS=${N_RUNS} CONC=${CONC} ROUNDS=${ROUNDS} MODES=${MODES.join(",")} ${loadAverageText()}`);
 const rows = new Map<string, Row[]>(MODES.map((m) => [m, []]));
 for (let r = 1; r <= ROUNDS; r++) {
   for (const mode of r % 2 === 1 ? MODES : [...MODES].reverse()) {
