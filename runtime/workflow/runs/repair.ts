@@ -29,6 +29,7 @@
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
 import { SettlementEffects } from "../../queue/effects.js";
+import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
 import { childEntryKey, childrenPrefix, groupMemberKey, runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
@@ -536,7 +537,8 @@ export async function repairRun(
         committed = (await core.queue.cancelJob(jobId!, marked)) === "removed";
       }
       if (!committed) {
-        committed = await core.queue.kvCompareAndApply(
+        committed = await applyIfUnchanged(
+          core,
           [
             { key: runKey(q, runId), value: runBytes },
             { key: pointerKey, value: pointerBytes },
@@ -555,6 +557,23 @@ export async function repairRun(
     }
     if (round >= 1) throw new RunNotDamagedError(runId, "changing");
   }
+}
+
+/**
+ * Commits `effects` while every `expected` key holds the value read:
+ * false, writing nothing, when one changed. An end's effects may enqueue
+ * the terminal hook's notification, which a KV-only compare refuses: that
+ * job then carries the commit, and a dedup hit on it (the same end
+ * committed already) counts as a change.
+ */
+async function applyIfUnchanged(core: RuntimeCore, expected: readonly KvExpectation[], effects: SettlementEffects): Promise<boolean> {
+  const [carrier, ...rest] = effects.enqueues;
+  if (carrier === undefined) return core.queue.kvCompareAndApply(expected, effects);
+  const others = new SettlementEffects();
+  others.kvOps.push(...effects.kvOps);
+  others.enqueues.push(...rest);
+  const r = await core.queue.enqueueIfUnchanged(carrier.queueName, carrier.payload, carrier.opts ?? {}, others, expected);
+  return r !== "raced" && r.outcome.newlyEnqueued;
 }
 
 /** A new end record of ended run `runId` saying failed, repaired, keeping what still reads of the old one. */

@@ -258,9 +258,31 @@ export function cancelRecorded(core: RuntimeCore, w: OpenStep): boolean | Promis
 }
 
 function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunRecord): boolean {
-  if (b === null) return false;
+  // Gone, or another submission's: the run ended while the step ran (a repair ends a run whose step
+  // is claimed). Settled as a cancel, which finds the end and writes nothing (see `runEndedMeanwhile`).
+  if (b === null) return true;
   // The same bytes as read before: the record did not change. Compared by content, since
   // the engine may hold the value packed and hand out a fresh array per read.
   if (b === read || bytesEqual(b, read)) return run.cancelRequested === true;
-  return decodeRunRecord(b, key).cancelRequested === true;
+  const now = decodeRunRecord(b, key);
+  return now.cancelRequested === true || now.incarnation !== run.incarnation;
+}
+
+/**
+ * Whether the run of step `w` ended while the step ran: its run record is
+ * gone, or is another submission's. A repair ends a run whose step is
+ * claimed and asks the step to stop; that step's settlement must leave the
+ * repaired end (and any later submission of the run id) alone. Read only
+ * on a settlement that found a cancel.
+ */
+export async function runEndedMeanwhile(core: RuntimeCore, w: OpenStep): Promise<boolean> {
+  const b = await core.queue.kvGet(w.keys.run);
+  if (b === null) return true;
+  if (b === w.runBytes || bytesEqual(b, w.runBytes)) return false;
+  try {
+    return decodeRunRecord(b, w.keys.run).incarnation !== w.run.incarnation;
+  } catch {
+    // A damaged record is still this run's: the settlement goes on and meets it.
+    return false;
+  }
 }

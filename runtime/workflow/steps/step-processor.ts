@@ -25,7 +25,7 @@ import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
-import { cancelRecorded, OpenStep, openStep, tokenNow } from "./step-open.js";
+import { cancelRecorded, OpenStep, openStep, runEndedMeanwhile, tokenNow } from "./step-open.js";
 import { applyStaged, EffectsHandle } from "./effects-handle.js";
 import { replayRecordKey, stepDedupKey } from "../records/kv-keys.js";
 import type { CarriedRun, Known, RunKeys } from "./step-carry.js";
@@ -327,6 +327,11 @@ async function settleVerdict(
   cancelled: boolean | Promise<boolean>,
 ): Promise<void> {
   const externalCancel = typeof cancelled === "boolean" ? cancelled : await cancelled;
+  if (externalCancel && (await runEndedMeanwhile(core, w))) {
+    // Its end stands (a repair's): this step ends nothing, starts nothing and writes no history of its own.
+    await slot.freeAfterSubmitting(core.queue.ack(job));
+    return;
+  }
   const now = core.clock.now();
   const { run, runId, step, memos } = w;
   if (verdict.ok && verdict.outcome.kind === "cancel") {
