@@ -25,6 +25,9 @@
  * leaves the damage for a second repair, one after it leaves a run whose
  * records read, which a second repair refuses as not damaged. A run
  * with no damaged record is refused, so a healthy run is never ended here.
+ *
+ * With `remove`, the run is ended or mended so (a commit without the
+ * mark), then its records go (`run-removal`, the mark on its last commit).
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
@@ -69,9 +72,10 @@ import {
 import { terminationOfActive } from "./terminal.js";
 import { cancelRun } from "./cancel.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
+import { removalWords, removeEnded, type RemovalRecords } from "./run-removal.js";
 
 /** What a repair does (or, for a dry run, would do) to a run. */
-export type RepairAction = "ended_failed" | "end_rewritten" | "records_rewritten" | "index_rewritten";
+export type RepairAction = "ended_failed" | "end_rewritten" | "records_rewritten" | "index_rewritten" | "removed";
 
 /** What `repairRun` found and did. */
 export interface RepairOutcome {
@@ -84,9 +88,12 @@ export interface RepairOutcome {
    * now says failed; `records_rewritten`: the ended run's end is kept, its
    * damaged group member record rewritten from it and its damaged child
    * entries settled (see `childrenCancelled`); `index_rewritten`: only its
-   * listing entry was rewritten, the run goes on.
+   * listing entry was rewritten, the run goes on; `removed` (with
+   * `remove`): the run's records are gone (see `RepairRunOptions.remove`).
    */
   readonly action: RepairAction;
+  /** With `remove`: the records removed (or, for a dry run, to be removed), in words. */
+  readonly removed?: readonly string[];
   /** The step job the repair removes or stops, when the records name one. */
   readonly stepJobId?: string;
   /**
@@ -116,30 +123,74 @@ export interface RepairRunOptions {
    * or end record is damaged has its entry looked for that way anyway.
    */
   readonly scanIndex?: boolean;
+  /**
+   * Remove the run's records instead of keeping it as an ended, failed run:
+   * a damaged active run is ended first as the repair ends it, an ended
+   * run's damaged records are mended first, then its children are settled
+   * as its end settles them, its memo entries and result cleared, and its
+   * end record, listing entries and history removed in one commit. Its
+   * group member record stays, saying how it ended (the group's manifest
+   * lists the member, and a member with no record would be submitted
+   * again by the group's `resume`). An ended run is removed whether or not
+   * it is damaged (so a removal cut short finishes); an active run whose
+   * records read is refused unless `endActive`.
+   */
+  readonly remove?: boolean;
+  /** With `remove`: end an active run whose records read (failed, removed by an operator) and remove it. */
+  readonly endActive?: boolean;
 }
 
-const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true });
+/** `repairRun`'s options, checked. */
+export interface CheckedRepairOptions {
+  readonly dryRun: boolean;
+  readonly scanIndex: boolean;
+  readonly remove: boolean;
+  readonly endActive: boolean;
+}
+
+const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true, remove: true, endActive: true });
+const REPAIR_SHAPE = "{ dryRun?: boolean, scanIndex?: boolean, remove?: boolean, endActive?: boolean }";
+
+/** A boolean option's value; `ValidationError` for anything but true, false or undefined. */
+function flag(name: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== "boolean") throw new ValidationError(`repairRun's ${name} must be true or false, got ${describeValue(value)}`);
+  return value === true;
+}
 
 /**
  * Checks `repairRun`'s options. `ValidationError` for anything else (also
  * in a client, before writing): a misspelt or mistyped dry run must never
  * repair the run for real.
  */
-export function checkRepairOptions(opts: unknown): { dryRun: boolean; scanIndex: boolean } {
-  if (opts === undefined) return { dryRun: false, scanIndex: false };
-  if (!isOptionObject(opts)) throw new ValidationError(`repairRun takes options { dryRun?: boolean, scanIndex?: boolean }, got ${describeValue(opts)}`);
+export function checkRepairOptions(opts: unknown): CheckedRepairOptions {
+  if (opts === undefined) return { dryRun: false, scanIndex: false, remove: false, endActive: false };
+  if (!isOptionObject(opts)) throw new ValidationError(`repairRun takes options ${REPAIR_SHAPE}, got ${describeValue(opts)}`);
   refuseUnknownFields(opts, REPAIR_RUN_FIELDS, "RepairRunOptions.", "RepairRunOptions");
-  const { dryRun, scanIndex } = readOptions(opts, REPAIR_RUN_FIELDS, "RepairRunOptions");
-  for (const [name, value] of [
-    ["dryRun", dryRun],
-    ["scanIndex", scanIndex],
-  ] as const)
-    if (value !== undefined && typeof value !== "boolean") throw new ValidationError(`repairRun's ${name} must be true or false, got ${describeValue(value)}`);
-  return { dryRun: dryRun === true, scanIndex: scanIndex === true };
+  const given = readOptions(opts, REPAIR_RUN_FIELDS, "RepairRunOptions");
+  const checked = {
+    dryRun: flag("dryRun", given.dryRun),
+    scanIndex: flag("scanIndex", given.scanIndex),
+    remove: flag("remove", given.remove),
+    endActive: flag("endActive", given.endActive),
+  };
+  if (checked.endActive && !checked.remove)
+    throw new ValidationError("repairRun's endActive applies only to a removal: pass remove: true with it (--remove --end-active)");
+  return checked;
 }
 
-/** The error a repaired run ends with, naming the records that were damaged. */
+/** The options as a request carries them: only those set. */
+export function setRepairOptions(o: CheckedRepairOptions): RepairRunOptions {
+  return {
+    ...(o.dryRun ? { dryRun: true } : {}),
+    ...(o.scanIndex ? { scanIndex: true } : {}),
+    ...(o.remove ? { remove: true } : {}),
+    ...(o.endActive ? { endActive: true } : {}),
+  };
+}
+
+/** The error a repaired run ends with, naming the records that were damaged (none: a removal ended it). */
 export function repairedError(damaged: readonly RunDamage[]): string {
+  if (damaged.length === 0) return "removed by an operator: ended to be removed";
   return `repaired by an operator: ${damaged.map((d) => `its ${RECORD_WORDS[d.record]} was damaged (${d.detail})`).join("; ")}`;
 }
 
@@ -401,9 +452,10 @@ function mendedIndex(found: Found, submittedAtMs: number, run: Partial<RunRecord
 }
 
 /**
- * @internal Repairs run `runIdIn` (see the module documentation); `mark` commits
- * with the repair. Throws `RunNotFoundError` for a run with no records and
- * `RunNotDamagedError` for one whose records read.
+ * @internal Repairs run `runIdIn` (see the module documentation), or with
+ * `remove` removes it (see `RepairRunOptions.remove`); `mark` commits with
+ * the repair (a removal's last commit). Throws `RunNotFoundError` for a run
+ * with no records and `RunNotDamagedError` for one whose records read.
  */
 export async function repairRun(
   core: RuntimeCore,
@@ -412,21 +464,84 @@ export async function repairRun(
   mark?: AppliedMark<RepairOutcome>,
 ): Promise<RepairOutcome> {
   const runId = RunId.parse(runIdIn);
+  const options = checkRepairOptions(opts);
+  return options.remove ? removeRun(core, runId, options, mark) : mendRun(core, runId, options.dryRun, options.scanIndex, mark, false);
+}
+
+/**
+ * Removes run `runId`: ends or mends it first where it is active or
+ * damaged (a commit without the mark, so a crash after it leaves an ended
+ * run that the request, applied again, removes from there), then removes
+ * the ended run's records with the mark.
+ */
+async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOptions, mark?: AppliedMark<RepairOutcome>): Promise<RepairOutcome> {
+  let first: RepairOutcome | undefined;
+  for (let round = 0; ; round++) {
+    const found = await readRecords(core, runId, o.scanIndex);
+    const { runBytes, pointerBytes, endBytes, damaged } = found;
+    if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
+    const active = runBytes !== null || pointerBytes !== null;
+    // A listing entry alone does not keep a run from moving on: such a run is as healthy as one with none.
+    if (active && !o.endActive && !damaged.some((d) => d.record !== "index_entry")) throw new RunNotDamagedError(runId, "active_kept");
+    // What the removal found first (the damage, the records) is what it answers, also after the rounds that mended it.
+    first ??= { runId, damaged, action: "removed", removed: await removalWords(core, runId, removalRecordsOf(found)), dryRun: o.dryRun };
+    if (o.dryRun) return first;
+    if (active || damaged.length > 0) {
+      try {
+        await mendRun(core, runId, false, o.scanIndex, undefined, true);
+      } catch (e) {
+        if (!(e instanceof RunNotDamagedError) || round >= 3) throw e;
+      }
+    } else if (await removeEnded(core, runId, removalRecordsOf(found), mark === undefined ? undefined : (effects) => markEffects(mark, first!, effects))) {
+      return first;
+    }
+    if (round >= 3) throw new RunNotDamagedError(runId, "changing");
+  }
+}
+
+/** What a removal needs of the records as the repair read them. */
+function removalRecordsOf(found: Found): RemovalRecords {
+  const at = [fieldsOf(found.runBytes)["submittedAtMs"], fieldsOf(found.endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
+  return {
+    runBytes: found.runBytes,
+    pointerBytes: found.pointerBytes,
+    endBytes: found.endBytes,
+    indexKey: found.indexKey,
+    indexBytes: found.indexBytes,
+    submittedAtMs: at,
+    workflow: str(fieldsOf(found.indexBytes)["workflow"]),
+    signalWait: found.wait !== undefined,
+  };
+}
+
+/**
+ * Mends run `runId`'s records (see the module documentation). With
+ * `endHealthy`, an active run whose records read is ended too (a removal's
+ * first commit), saying it was removed.
+ */
+async function mendRun(
+  core: RuntimeCore,
+  runId: RunId,
+  dryRun: boolean,
+  scanIndex: boolean,
+  mark: AppliedMark<RepairOutcome> | undefined,
+  endHealthy: boolean,
+): Promise<RepairOutcome> {
   const q = core.queueName;
-  const { dryRun, scanIndex } = checkRepairOptions(opts);
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
     const found = await readRecords(core, runId, scanIndex);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
+    const active = runBytes !== null || pointerBytes !== null;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
-    if (damaged.length === 0) throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
+    if (damaged.length === 0 && !(endHealthy && active))
+      throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
     // The submission time, from the records or else from the listing entry's key: the run stays listed under it.
     const knownAt = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
     const submittedAtMs = knownAt ?? now;
-    const active = runBytes !== null || pointerBytes !== null;
-    const healthyRun = !damaged.some((d) => d.record !== "index_entry");
+    const healthyRun = !damaged.some((d) => d.record !== "index_entry") && !(endHealthy && active);
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
       runId,
       damaged,
