@@ -16,7 +16,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { StoreCorruptedError, TaqubaError, ValidationError } from "../../runtime/errors.js";
-import { damageText, withDamageText } from "../inspect/damage-text.js";
+import { corruptionText, withDamageText } from "../inspect/damage-text.js";
 import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { checkRepairOptions } from "../../runtime/workflow/runs/repair.js";
@@ -379,7 +379,7 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
         return;
       }
       const status = statusOf(e);
-      const damage = e instanceof StoreCorruptedError ? damageText(e.objectKey, e.detail) : undefined;
+      const damage = e instanceof StoreCorruptedError ? corruptionText(e) : undefined;
       const message = damage ?? withDamageText(e instanceof Error ? e.message : String(e));
       sendJson(res, status, { error: { message, ...(e instanceof TaqubaError ? { code: e.code } : {}) } });
     });

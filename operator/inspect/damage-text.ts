@@ -11,6 +11,8 @@ import { DAMAGED_SCHEDULE_ADVICE } from "../../runtime/workflow/schedules/schedu
 import { damagedItemOf, type DamagedItem, type RunDamage } from "../../runtime/workflow/runs/run-damage.js";
 import { RECORD_WORDS } from "../../runtime/workflow/runs/repair.js";
 import type { GroupDamage } from "../../runtime/workflow/groups/group-listing.js";
+import { GroupMemberDamagedError } from "../../runtime/workflow/groups/group-errors.js";
+import type { StoreCorruptedError } from "../../runtime/errors.js";
 
 /** What an operator can do about a damaged record of run `runId`. */
 const runAdvice = (runId: string) =>
@@ -58,10 +60,22 @@ function itemText(item: DamagedItem, detail: string): string {
   }
 }
 
-/** The damage (`detail`) of the record at `key` in the operator's terms; undefined when the key is not a workflow record's. */
-export function damageText(key: string, detail: string): string | undefined {
+/**
+ * The damage (`detail`) of the record at `key` in the operator's terms;
+ * undefined when the key is not a workflow record's. `memberRunId`, where
+ * the reader knew it (`GroupMemberDamagedError`), names a damaged member's
+ * run instead of the id its key derives, which on a sharded store may
+ * lack the run's route suffix.
+ */
+export function damageText(key: string, detail: string, memberRunId?: string): string | undefined {
   const item = damagedItemOf(key);
-  return item === undefined ? undefined : itemText(item, detail);
+  if (item === undefined) return undefined;
+  return itemText(item.kind === "group_member" && memberRunId !== undefined ? { ...item, runId: memberRunId } : item, detail);
+}
+
+/** The damage a `StoreCorruptedError` reports, in the operator's terms (see `damageText`). */
+export function corruptionText(e: StoreCorruptedError): string | undefined {
+  return damageText(e.objectKey, e.detail, e instanceof GroupMemberDamagedError ? e.memberRunId : undefined);
 }
 
 const CORRUPTED = /object "([^"]+)" is corrupted \((.*)\); /s;
