@@ -31,6 +31,14 @@ const memberAdvice = (runId: string) =>
 const childAdvice = (parent: string, child: string) =>
   `mend it with taquba runs repair ${JSON.stringify(child)} (the child ends failed and its parent is told) or taquba runs repair ${JSON.stringify(parent)} (the parent ends failed and settles the child by its policy), or restore the store from a backup; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")`;
 
+/** A damaged record with its kind in words, as the dashboard shows it. */
+export type RunDamageShown = RunDamage & { readonly words: string };
+
+/** `damage` with its record's kind in words (the dashboard's page takes them from here). */
+export function damageWithWords(damage: RunDamage): RunDamageShown {
+  return { ...damage, words: RECORD_WORDS[damage.record] };
+}
+
 /** Run `runId`'s damaged record in the operator's terms. */
 export function runDamageText(runId: string, damage: RunDamage): string {
   return `run ${JSON.stringify(runId)}: its ${RECORD_WORDS[damage.record]} is damaged (${damage.detail}); ${runAdvice(runId)}`;

@@ -267,6 +267,28 @@ const END_FIELDS = ["incarnation", "token", "memoPrefix", "submittedAtMs", "subm
 /** Every field of an index entry: its headers and the optional ones its decoder knows. */
 const INDEX_FIELDS = ["headers", ...INDEX_OPTIONAL] as const;
 
+/** What reading a run's records takes: its step queue's name and the queue's KV reads (an owner's queue, or a read-only view). */
+export interface RecordReads {
+  readonly queueName: string;
+  kvGet(key: string): Promise<Uint8Array | null>;
+  kvScan(prefix: string, opts: { limit: number; after?: string }): Promise<{ entries: readonly { key: string; value: Uint8Array }[]; nextCursor?: string }>;
+}
+
+const recordReadsOf = (core: RuntimeCore): RecordReads => ({
+  queueName: core.queueName,
+  kvGet: (key) => core.queue.kvGet(key),
+  kvScan: (prefix, opts) => core.queue.kvScan(prefix, opts),
+});
+
+/**
+ * The damaged records of run `runId` that a repair would find (its own,
+ * its listing entry where a record places it, and those beside it), read
+ * without writing: for a page that shows a run whose own records read.
+ */
+export async function findRunDamage(reads: RecordReads, runId: string): Promise<readonly RunDamage[]> {
+  return (await readRecords(reads, RunId.parse(runId), false)).damaged;
+}
+
 /** A record of the run beside its own, as stored, and whether it reads. */
 interface Beside {
   readonly key: string;
@@ -296,14 +318,14 @@ interface Found {
 
 /** The record at `key` and its damage (`words` name it in the detail); undefined when absent or when it names another run. */
 async function besideRecord(
-  core: RuntimeCore,
+  reads: RecordReads,
   key: string,
   runId: string | undefined,
   record: RunDamage["record"],
   decode: (b: Uint8Array) => unknown,
   words = "",
 ): Promise<{ beside: Beside; damage?: RunDamage } | undefined> {
-  const bytes = await core.queue.kvGet(key);
+  const bytes = await reads.kvGet(key);
   if (bytes === null) return undefined;
   const named = fieldsOf(bytes)["runId"];
   // A record that still names another run is that run's to mend.
@@ -316,11 +338,11 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v !== 
 const mapOf = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /** Every child entry of parent `runId` that does not read (all pages: one parent's children). */
-async function damagedChildEntries(core: RuntimeCore, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
-  const prefix = childrenPrefix(core.queueName, runId);
+async function damagedChildEntries(reads: RecordReads, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
+  const prefix = childrenPrefix(reads.queueName, runId);
   const out: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
   for (let after: string | undefined; ; ) {
-    const page = await core.queue.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+    const page = await reads.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
     if (page.entries.length === 0) return out;
     for (const e of page.entries) {
       after = e.key;
@@ -333,10 +355,10 @@ async function damagedChildEntries(core: RuntimeCore, runId: string): Promise<(B
 }
 
 /** Run `runId`'s listing entry, found by reading the step queue's whole run listing (see `RepairRunOptions.scanIndex`). */
-async function scannedIndexEntry(core: RuntimeCore, runId: string): Promise<{ key: string; bytes: Uint8Array; at: number } | undefined> {
-  const prefix = runIndexPrefix(core.queueName);
+async function scannedIndexEntry(reads: RecordReads, runId: string): Promise<{ key: string; bytes: Uint8Array; at: number } | undefined> {
+  const prefix = runIndexPrefix(reads.queueName);
   for (let after: string | undefined; ; ) {
-    const page = await core.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    const page = await reads.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
       const parsed = parseSuffix(e.key.slice(prefix.length));
       if (parsed?.runId === runId) return { key: e.key, bytes: e.value, at: parsed.submittedAtMs };
@@ -346,12 +368,12 @@ async function scannedIndexEntry(core: RuntimeCore, runId: string): Promise<{ ke
   }
 }
 
-async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean): Promise<Found> {
-  const q = core.queueName;
+async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean): Promise<Found> {
+  const q = reads.queueName;
   const [runBytes, pointerBytes, endBytes] = await Promise.all([
-    core.queue.kvGet(runKey(q, runId)),
-    core.queue.kvGet(stepPointerKey(q, runId)),
-    core.queue.kvGet(terminalRecordKey(q, runId)),
+    reads.kvGet(runKey(q, runId)),
+    reads.kvGet(stepPointerKey(q, runId)),
+    reads.kvGet(terminalRecordKey(q, runId)),
   ]);
   const damaged = [
     damageOf(runBytes, "run_record", (b) => decodeRunRecord(b, runKey(q, runId))),
@@ -362,13 +384,13 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   // The listing entry's key holds the submission time, which the run or end record names.
   const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
   let indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
-  let indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexBytes = indexKey === undefined ? null : await reads.kvGet(indexKey);
   let indexAt: number | undefined;
   // Where no record names it, the entry is found by a pass over the listing: when asked, or when the run's own records
   // are damaged (they are repaired anyway, and a run ended under another time would be listed nowhere).
   const scanned = at === undefined && (scanIndex || damaged.length > 0);
   if (scanned) {
-    const entry = await scannedIndexEntry(core, runId);
+    const entry = await scannedIndexEntry(reads, runId);
     if (entry !== undefined) [indexKey, indexBytes, indexAt] = [entry.key, entry.bytes, entry.at];
   }
   const indexDamage = damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!));
@@ -391,7 +413,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   const waitOn = active ? str(fieldsOf(pointerBytes)["signalWait"]) : undefined;
   if (waitOn !== undefined) {
     const key = signalWaitKey(q, waitOn);
-    const r = await besideRecord(core, key, runId, "signal_wait", (b) => decodeSignalWait(b, key), `the wait for signal ${JSON.stringify(waitOn)}: `);
+    const r = await besideRecord(reads, key, runId, "signal_wait", (b) => decodeSignalWait(b, key), `the wait for signal ${JSON.stringify(waitOn)}: `);
     if (r !== undefined) {
       found.wait = r.beside;
       if (r.damage !== undefined) damaged.push(r.damage);
@@ -404,7 +426,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   const memberKey = str(runGroup["key"]) ?? str(entryGroup["key"]);
   if (tag !== undefined && memberKey !== undefined) {
     const key = groupMemberKey(q, tag, memberKey);
-    const r = await besideRecord(core, key, runId, "group_member", (b) => decodeGroupMember(b, key), `member ${JSON.stringify(memberKey)}: `);
+    const r = await besideRecord(reads, key, runId, "group_member", (b) => decodeGroupMember(b, key), `member ${JSON.stringify(memberKey)}: `);
     if (r !== undefined) {
       found.member = { ...r.beside, memberKey };
       if (r.damage !== undefined) damaged.push(r.damage);
@@ -414,7 +436,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   if (parent !== undefined) {
     const key = childEntryKey(q, parent, runId);
     const r = await besideRecord(
-      core,
+      reads,
       key,
       undefined,
       "child_entry",
@@ -426,7 +448,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
       if (r.damage !== undefined) damaged.push(r.damage);
     }
   }
-  for (const c of await damagedChildEntries(core, runId)) {
+  for (const c of await damagedChildEntries(reads, runId)) {
     found.childEntries.push(c);
     damaged.push({ record: "child_entry", detail: c.detail });
   }
@@ -477,7 +499,7 @@ export async function repairRun(
 async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOptions, mark?: AppliedMark<RepairOutcome>): Promise<RepairOutcome> {
   let first: RepairOutcome | undefined;
   for (let round = 0; ; round++) {
-    const found = await readRecords(core, runId, o.scanIndex);
+    const found = await readRecords(recordReadsOf(core), runId, o.scanIndex);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
     const active = runBytes !== null || pointerBytes !== null;
@@ -530,7 +552,7 @@ async function mendRun(
   const q = core.queueName;
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
-    const found = await readRecords(core, runId, scanIndex);
+    const found = await readRecords(recordReadsOf(core), runId, scanIndex);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     const active = runBytes !== null || pointerBytes !== null;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
