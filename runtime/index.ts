@@ -254,7 +254,7 @@ export type {
   ScheduledRun,
 } from "./workflow/schedules/schedule-types.js";
 export type { GroupMember, GroupSubmitOutcome, MemberSubmission, MemberResult, GroupStatus } from "./workflow/groups/run-group.js";
-export { GroupNotFoundError, GroupActiveError } from "./workflow/groups/group-errors.js";
+export { GroupNotFoundError, GroupActiveError, GroupMemberDamagedError } from "./workflow/groups/group-errors.js";
 export type { ListGroupsOptions, GroupDamage, GroupMemberCounts, GroupRow, GroupPage, UnreadableGroup } from "./workflow/groups/group-listing.js";
 
 // Jobs

@@ -7,7 +7,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { StoreCorruptedError, TaqubaError } from "../../runtime/errors.js";
-import { damageText, withDamageText } from "../inspect/damage-text.js";
+import { corruptionText, withDamageText } from "../inspect/damage-text.js";
 import { DEFAULT_STEP_QUEUE } from "../../runtime/workflow/runs/workflow-view.js";
 import { RedriveRefusedError } from "../inspect/operations.js";
 import { COMMANDS } from "./commands/index.js";
@@ -86,7 +86,7 @@ function parseConfig(c: Command): ParseArgsConfig["options"] {
 
 /** The exit code and the line to print for an error a command threw. */
 export function describeError(e: unknown): { code: number; message: string } {
-  const damage = e instanceof StoreCorruptedError ? damageText(e.objectKey, e.detail) : undefined;
+  const damage = e instanceof StoreCorruptedError ? corruptionText(e) : undefined;
   const message = clean(damage ?? withDamageText(e instanceof Error ? e.message : String(e)));
   if (e instanceof UsageError) return { code: EXIT.usage, message };
   if (e instanceof NoSuchStoreError) return { code: EXIT.notFound, message };

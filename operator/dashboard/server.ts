@@ -16,10 +16,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { StoreCorruptedError, TaqubaError, ValidationError } from "../../runtime/errors.js";
-import { damageText, withDamageText } from "../inspect/damage-text.js";
+import { corruptionText, damageWithWords, withDamageText } from "../inspect/damage-text.js";
 import { checkOptionalFunction, describeValue, readExactOptions } from "../../runtime/option-values.js";
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
-import { checkRepairOptions } from "../../runtime/workflow/runs/repair.js";
+import { checkRepairOptions, setRepairOptions } from "../../runtime/workflow/runs/repair.js";
 import { checkRetryOptions } from "../../runtime/workflow/runs/redrive.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
@@ -280,8 +280,9 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
       async (_url, req, m) => {
         const runId = pathId(m[1]!);
         // The whole body is the options: a field the repair does not take (a misspelt dryRun) is refused, not ignored.
-        const { dryRun, scanIndex } = checkRepairOptions(await readBody(req));
-        return ops.repair(runId, { ...(dryRun ? { dryRun } : {}), ...(scanIndex ? { scanIndex } : {}) });
+        const out = await ops.repair(runId, setRepairOptions(checkRepairOptions(await readBody(req))));
+        // The page words the damage as the operator's tools do, from here.
+        return { ...out, damaged: out.damaged.map(damageWithWords) };
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(pathId(m[1]!))],
@@ -379,7 +380,7 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
         return;
       }
       const status = statusOf(e);
-      const damage = e instanceof StoreCorruptedError ? damageText(e.objectKey, e.detail) : undefined;
+      const damage = e instanceof StoreCorruptedError ? corruptionText(e) : undefined;
       const message = damage ?? withDamageText(e instanceof Error ? e.message : String(e));
       sendJson(res, status, { error: { message, ...(e instanceof TaqubaError ? { code: e.code } : {}) } });
     });

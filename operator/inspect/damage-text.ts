@@ -11,6 +11,8 @@ import { DAMAGED_SCHEDULE_ADVICE } from "../../runtime/workflow/schedules/schedu
 import { damagedItemOf, type DamagedItem, type RunDamage } from "../../runtime/workflow/runs/run-damage.js";
 import { RECORD_WORDS } from "../../runtime/workflow/runs/repair.js";
 import type { GroupDamage } from "../../runtime/workflow/groups/group-listing.js";
+import { GroupMemberDamagedError } from "../../runtime/workflow/groups/group-errors.js";
+import type { StoreCorruptedError } from "../../runtime/errors.js";
 
 /** What an operator can do about a damaged record of run `runId`. */
 const runAdvice = (runId: string) =>
@@ -28,6 +30,14 @@ const memberAdvice = (runId: string) =>
 /** What an operator can do about a damaged entry of child `child` under `parent`. */
 const childAdvice = (parent: string, child: string) =>
   `mend it with taquba runs repair ${JSON.stringify(child)} (the child ends failed and its parent is told) or taquba runs repair ${JSON.stringify(parent)} (the parent ends failed and settles the child by its policy), or restore the store from a backup; the other runs are not affected (docs/reliability.md, "The operator tools over damaged records")`;
+
+/** A damaged record with its kind in words, as the dashboard shows it. */
+export type RunDamageShown = RunDamage & { readonly words: string };
+
+/** `damage` with its record's kind in words (the dashboard's page takes them from here). */
+export function damageWithWords(damage: RunDamage): RunDamageShown {
+  return { ...damage, words: RECORD_WORDS[damage.record] };
+}
 
 /** Run `runId`'s damaged record in the operator's terms. */
 export function runDamageText(runId: string, damage: RunDamage): string {
@@ -58,10 +68,22 @@ function itemText(item: DamagedItem, detail: string): string {
   }
 }
 
-/** The damage (`detail`) of the record at `key` in the operator's terms; undefined when the key is not a workflow record's. */
-export function damageText(key: string, detail: string): string | undefined {
+/**
+ * The damage (`detail`) of the record at `key` in the operator's terms;
+ * undefined when the key is not a workflow record's. `memberRunId`, where
+ * the reader knew it (`GroupMemberDamagedError`), names a damaged member's
+ * run instead of the id its key derives, which on a sharded store may
+ * lack the run's route suffix.
+ */
+export function damageText(key: string, detail: string, memberRunId?: string): string | undefined {
   const item = damagedItemOf(key);
-  return item === undefined ? undefined : itemText(item, detail);
+  if (item === undefined) return undefined;
+  return itemText(item.kind === "group_member" && memberRunId !== undefined ? { ...item, runId: memberRunId } : item, detail);
+}
+
+/** The damage a `StoreCorruptedError` reports, in the operator's terms (see `damageText`). */
+export function corruptionText(e: StoreCorruptedError): string | undefined {
+  return damageText(e.objectKey, e.detail, e instanceof GroupMemberDamagedError ? e.memberRunId : undefined);
 }
 
 const CORRUPTED = /object "([^"]+)" is corrupted \((.*)\); /s;

@@ -8,7 +8,9 @@ import type { QueueReader } from "../../runtime/queue/reader.js";
 import { decodeManifest } from "../../runtime/workflow/groups/group-records.js";
 import { groupMembersPrefix, groupTag, manifestKey, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
 import type { MemoStore } from "../../runtime/workflow/memo/memo.js";
-import { decodeGroupMember, type GroupMemberRecord } from "../../runtime/workflow/records/records.js";
+import type { GroupMemberRecord } from "../../runtime/workflow/records/records.js";
+import { decodeMemberNaming } from "../../runtime/workflow/groups/run-group.js";
+import { routedOn } from "../../runtime/workflow/runs/shard-placement.js";
 import type { RunErrorKind } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
 
@@ -35,14 +37,15 @@ export interface GroupSummary {
   readonly membersTruncated: boolean;
 }
 
-async function memberRecords(reader: QueueReader, queueName: string, tag: string): Promise<Map<string, GroupMemberRecord>> {
+/** The member records of the group tagged `tag` on shard `shard` of `shards` (the shard's runtime routes the runs of its groups there). */
+async function memberRecords(reader: QueueReader, queueName: string, tag: string, shard: number, shards: number): Promise<Map<string, GroupMemberRecord>> {
   const out = new Map<string, GroupMemberRecord>();
   const prefix = groupMembersPrefix(queueName, tag);
   let after: string | undefined;
   for (;;) {
     const page = await reader.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
-      const r = decodeGroupMember(e.value, e.key);
+      const r = decodeMemberNaming(e.value, e.key, () => routedOn(memberRunId(tag, e.key.slice(prefix.length)), { shard, shards }));
       out.set(r.key, r);
     }
     if (page.nextCursor === undefined) return out;
@@ -75,7 +78,8 @@ export async function readGroupSummaryOver(
   if (found === null) return null;
   const manifest = decodeManifest(found.body, key);
   const records = new Map<string, GroupMemberRecord>();
-  for (const p of parts) if (p !== undefined) for (const [k, r] of await memberRecords(p.reader, p.view.queueName, tag)) records.set(k, r);
+  for (const [i, p] of parts.entries())
+    if (p !== undefined) for (const [k, r] of await memberRecords(p.reader, p.view.queueName, tag, i, parts.length)) records.set(k, r);
   const counts: Record<MemberState, number> = { unsubmitted: 0, pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
   const members: GroupMemberRow[] = [];
   for (const [i, m] of manifest.members.entries()) {

@@ -16,10 +16,10 @@ import type { GroupPage, ListGroupsOptions } from "../../runtime/workflow/groups
 import type { ListRunsOptions, RunPage } from "../../runtime/workflow/runs/run-listing.js";
 import type { RetryOutcome, RetryRunOptions, SignalOutcome } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
-import type { RepairOutcome, RepairRunOptions } from "../../runtime/workflow/runs/repair.js";
+import { findRunDamage, type RepairOutcome, type RepairRunOptions } from "../../runtime/workflow/runs/repair.js";
 import { HEADER_RUN_ID } from "../../runtime/workflow/records/reserved.js";
 import { readGroupSummary, readGroupSummaryOver, type GroupSummary } from "./group-summary.js";
-import { groupDamageText, runDamageText, withDamageText } from "./damage-text.js";
+import { damageWithWords, groupDamageText, runDamageText, withDamageText } from "./damage-text.js";
 import { shardOfRun } from "../../runtime/client/shard-route.js";
 import { listDeadLetters, type DeadLetterPage } from "./job-listing.js";
 import { readQueueHealth, type QueueHealth } from "./queue-health.js";
@@ -178,9 +178,11 @@ export class Operations {
     const shards = await this.#sharded();
     if (shards !== undefined) return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId));
     const view = await this.#src.view();
-    const detail = await readRunDetail(view, await this.#src.reader(), runId);
+    const reader = await this.#src.reader();
+    const detail = await readRunDetail(view, reader, runId);
     if (detail === null) return null;
-    return withHistory(detail, await view.inspectRun(runId));
+    const damage = await findRunDamage({ queueName: view.queueName, kvGet: (k) => reader.kvGet(k), kvScan: (p, o) => reader.kvScan(p, o) }, runId);
+    return withHistory(damage.length === 0 ? detail : { ...detail, damage: damage.map(damageWithWords) }, await view.inspectRun(runId));
   }
 
   async dead(opts: { queue?: string; after?: string; limit: number }): Promise<DeadLetterPage> {

@@ -43,6 +43,8 @@ export interface TimelineEntry {
   readonly keys?: readonly string[];
 }
 
+import type { RunDamageShown } from "./damage-text.js";
+
 export interface RunDetail {
   readonly runId: string;
   /** The typed workflow or job name, and which of the two. */
@@ -85,6 +87,13 @@ export interface RunDetail {
   readonly errorCode?: string;
   readonly result?: BytesPreview;
   readonly timeline: readonly TimelineEntry[];
+  /**
+   * Damaged records of the run that its page still loads past (its
+   * listing entry, or the records beside it: the signal wait its step
+   * waits on, its group member record, its entry under its parent, its
+   * children's entries), which `taquba runs repair` mends; absent when none.
+   */
+  readonly damage?: readonly RunDamageShown[];
 }
 
 /** Headers the user gave, without the runtime's reserved ones. */

@@ -407,8 +407,10 @@ export class ClientInbox {
           return this.#target.retryJobMarked(r.runId, mark());
         }
         return cmds.retry(r.runId, r.fromStep === undefined ? {} : { fromStep: r.fromStep }, mark());
-      case "repair":
-        return cmds.repair(r.runId, { ...(r.dryRun === true ? { dryRun: true } : {}), ...(r.scanIndex === true ? { scanIndex: true } : {}) }, mark());
+      case "repair": {
+        const { op: _op, runId, ...opts } = r;
+        return cmds.repair(runId, opts, mark());
+      }
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));

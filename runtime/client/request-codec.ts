@@ -39,7 +39,14 @@ export type InboxRequest =
   | { readonly op: "cancel"; readonly runId: string }
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
   | { readonly op: "requeueDead"; readonly jobId: string }
-  | { readonly op: "repair"; readonly runId: string; readonly dryRun?: boolean; readonly scanIndex?: boolean }
+  | {
+      readonly op: "repair";
+      readonly runId: string;
+      readonly dryRun?: boolean;
+      readonly scanIndex?: boolean;
+      readonly remove?: boolean;
+      readonly endActive?: boolean;
+    }
   | ScheduleRequest
   | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
   | { readonly op: "groupForget" | "groupRetain"; readonly groupId: string; readonly createdAtMs: number; readonly manifest: boolean }
@@ -293,12 +300,15 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
     case "requeueDead":
       return { op: "requeueDead", jobId: str(m, "jobId") };
     case "repair":
-      if (m["dryRun"] !== undefined && typeof m["dryRun"] !== "boolean") fail(`field "dryRun" must be a boolean`);
+      for (const f of ["dryRun", "scanIndex", "remove", "endActive"])
+        if (m[f] !== undefined && typeof m[f] !== "boolean") fail(`field "${f}" must be a boolean`);
       return {
         op: "repair",
         runId: str(m, "runId"),
         ...(m["dryRun"] === true ? { dryRun: true } : {}),
         ...(m["scanIndex"] === true ? { scanIndex: true } : {}),
+        ...(m["remove"] === true ? { remove: true } : {}),
+        ...(m["endActive"] === true ? { endActive: true } : {}),
       };
     case "schedule": {
       const scheduleId = str(m, "scheduleId");
@@ -358,7 +368,13 @@ function isAnswerValue(v: unknown): v is AnswerValue {
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
 }
 
-const REPAIR_ACTIONS: readonly string[] = ["ended_failed", "end_rewritten", "records_rewritten", "index_rewritten"] satisfies RepairOutcome["action"][];
+const REPAIR_ACTIONS: readonly string[] = [
+  "ended_failed",
+  "end_rewritten",
+  "records_rewritten",
+  "index_rewritten",
+  "removed",
+] satisfies RepairOutcome["action"][];
 const RUN_RECORD_KINDS: readonly string[] = [
   "run_record",
   "step_pointer",
@@ -378,6 +394,7 @@ function isRepairOutcome(m: Record<string, unknown>): boolean {
     typeof m["dryRun"] === "boolean" &&
     (m["stepJobId"] === undefined || typeof m["stepJobId"] === "string") &&
     (m["childrenCancelled"] === undefined || (Array.isArray(m["childrenCancelled"]) && m["childrenCancelled"].every((c: unknown) => typeof c === "string"))) &&
+    (m["removed"] === undefined || (Array.isArray(m["removed"]) && m["removed"].every((c: unknown) => typeof c === "string"))) &&
     Array.isArray(damaged) &&
     damaged.every((d: unknown) => {
       const r = d as Record<string, unknown> | null;
@@ -456,7 +473,7 @@ export function rebuildError(e: AnsweredError): Error {
   if (
     e.code === "RUN_NOT_DAMAGED" &&
     e.runId !== undefined &&
-    (e.reason === "active" || e.reason === "ended" || e.reason === "changing" || e.reason === "index_unchecked")
+    (e.reason === "active" || e.reason === "ended" || e.reason === "changing" || e.reason === "index_unchecked" || e.reason === "active_kept")
   ) {
     return new RunNotDamagedError(e.runId, e.reason);
   }

@@ -31,7 +31,7 @@ import { openStore } from "../store/open-store.js";
 import { bytesAtCall } from "../workflow/bytes-at-call.js";
 import { MemoStore } from "../workflow/memo/memo.js";
 import { RunId } from "../workflow/runs/run-id.js";
-import { checkRepairOptions, type RepairOutcome, type RepairRunOptions } from "../workflow/runs/repair.js";
+import { checkRepairOptions, setRepairOptions, type RepairOutcome, type RepairRunOptions } from "../workflow/runs/repair.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "../workflow/runs/run-listing.js";
 import type { RunHistory } from "../workflow/runs/run-history.js";
@@ -384,15 +384,17 @@ export class TaqubaClient {
    * saying it was repaired, an ended run's unreadable end record is
    * rewritten as failed, a listing entry is rewritten. `dryRun` says what it
    * would do and writes nothing; `scanIndex` looks for a listing entry no
-   * record places through the whole run listing. The owner's `RunNotDamagedError` (the run's
+   * record places through the whole run listing; `remove` removes the
+   * run's records instead (`endActive` to end and remove an active run
+   * whose records read). The owner's `RunNotDamagedError` (the run's
    * records read: cancel or retry it) or `RunNotFoundError` is rethrown here.
    */
   async repairRun(runId: RunId | string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
     const id = RunId.parse(runId);
-    const { dryRun, scanIndex } = checkRepairOptions(opts);
+    const set = setRepairOptions(checkRepairOptions(opts));
     const shard = this.#runShard(id);
-    if (shard !== undefined) return shard.repairRun(id, { ...(dryRun ? { dryRun } : {}), ...(scanIndex ? { scanIndex } : {}) });
-    const request: InboxRequest = { op: "repair", runId: id, ...(dryRun ? { dryRun } : {}), ...(scanIndex ? { scanIndex } : {}) };
+    if (shard !== undefined) return shard.repairRun(id, set);
+    const request: InboxRequest = { op: "repair", runId: id, ...set };
     return (await this.#request(request, `repair of run "${id}"`)) as RepairOutcome;
   }
 

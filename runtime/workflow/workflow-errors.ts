@@ -58,22 +58,26 @@ export class RunNotRetryableError extends TaqubaError {
  * `repairRun` refused: the run's records all read (`reason` says whether it
  * is active or ended, or `changing` when its records kept changing under
  * the repair, or `index_unchecked` when no record placed its listing entry
- * and no scan looked for it). Nothing was changed: cancel or retry it
- * instead, or repair it again with `scanIndex`.
+ * and no scan looked for it, or `active_kept` when a removal was asked of
+ * an active run without `endActive`). Nothing was changed: cancel or retry
+ * it instead, or repair it again with `scanIndex` (or remove with `endActive`).
  */
 export class RunNotDamagedError extends TaqubaError {
   constructor(
     readonly runId: string,
-    readonly reason: "active" | "ended" | "changing" | "index_unchecked",
+    readonly reason: "active" | "ended" | "changing" | "index_unchecked" | "active_kept",
   ) {
     super(
       "RUN_NOT_DAMAGED",
-      reason === "changing"
-        ? `run "${runId}" was not repaired: its records changed while the repair read them, so a step is moving it; look at it again with taquba runs show`
-        : reason === "index_unchecked"
-          ? `run "${runId}" was not repaired: its records read, but neither its run record nor its end record holds its submission time, which places its listing entry, so that entry was not checked; ` +
-            "repair it with --scan-index (scanIndex: true) to look for the entry through the whole run listing (one listing read per 1,000 runs)"
-          : `run "${runId}" is not damaged: its records read, so there is nothing to repair; ${reason === "active" ? "cancel it (taquba runs cancel, cancel) to end it" : "retry it (taquba runs retry, retryRun) to run it again"}`,
+      reason === "active_kept"
+        ? `run "${runId}" was not removed: it is active and its records read; cancel it first (taquba runs cancel, cancel), ` +
+            "or remove it with --end-active (endActive: true), which ends it failed and then removes it"
+        : reason === "changing"
+          ? `run "${runId}" was not repaired: its records changed while the repair read them, so a step is moving it; look at it again with taquba runs show`
+          : reason === "index_unchecked"
+            ? `run "${runId}" was not repaired: its records read, but neither its run record nor its end record holds its submission time, which places its listing entry, so that entry was not checked; ` +
+              "repair it with --scan-index (scanIndex: true) to look for the entry through the whole run listing (one listing read per 1,000 runs)"
+            : `run "${runId}" is not damaged: its records read, so there is nothing to repair; ${reason === "active" ? "cancel it (taquba runs cancel, cancel) to end it" : "retry it (taquba runs retry, retryRun) to run it again"}`,
     );
   }
 }

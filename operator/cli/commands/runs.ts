@@ -158,6 +158,10 @@ const retry: Command = {
 export function repairText(out: RepairOutcome): string {
   const damage = out.damaged.map((d) => `its ${RECORD_WORDS[d.record]} is damaged (${d.detail})`).join("; ");
   const id = clean(out.runId);
+  if (out.action === "removed") {
+    const taken = (out.removed ?? []).map((w) => clean(w)).join("; ");
+    return `run ${id}: ${damage === "" ? "its records read" : clean(damage)}\n${out.dryRun ? "dry run, nothing written: the removal would take" : "removed:"} ${taken}`;
+  }
   const job = out.stepJobId === undefined ? "" : `, its step job ${clean(out.stepJobId)} ${out.dryRun ? "would be" : "is"} removed (or stopped when running)`;
   const cancelled = out.childrenCancelled ?? [];
   const children =
@@ -179,9 +183,14 @@ const repair: Command = {
   path: ["runs", "repair"],
   operands: "<runId>",
   arity: [1, 1],
-  summary: "mend a run whose records are damaged: it ends failed, saying it was repaired (through the owner; see --dry-run)",
+  summary: "mend a run whose records are damaged: it ends failed, saying it was repaired (through the owner; see --dry-run), or remove it (--remove)",
   options: {
     "dry-run": { type: "boolean", description: "say what the repair would do, writing nothing" },
+    remove: {
+      type: "boolean",
+      description: "remove the run's records instead of keeping it as an ended, failed run (an active run must be damaged, or see --end-active)",
+    },
+    "end-active": { type: "boolean", description: "with --remove: end an active run whose records read (failed) and remove it" },
     "scan-index": {
       type: "boolean",
       description:
@@ -193,6 +202,8 @@ const repair: Command = {
     const out = await new Operations(ctx.session).repair(runId, {
       ...(ctx.options["dry-run"] === true ? { dryRun: true } : {}),
       ...(ctx.options["scan-index"] === true ? { scanIndex: true } : {}),
+      ...(ctx.options["remove"] === true ? { remove: true } : {}),
+      ...(ctx.options["end-active"] === true ? { endActive: true } : {}),
     });
     ctx.io.out(ctx.json ? toJson(out) : repairText(out));
     return EXIT.ok;

@@ -249,14 +249,14 @@ async function runs(params) {
   ];
 }
 
-// Items a listing could not read (a damaged record): each named with the reason, below the ones it could.
-function unreadableList(items, what, idOf) {
+// Items a listing could not read (a damaged record): each named with the reason, below the ones it could; `mend` gives an item's repair button, if any.
+function unreadableList(items, what, idOf, mend = () => null) {
   if (!items?.length) return null;
   return h(
     "div",
     { class: "error", id: "unreadable" },
     h("p", {}, `${items.length} ${what} could not be read:`),
-    h("ul", {}, ...items.map((u) => h("li", { "data-unreadable": idOf(u) }, h("span", { class: "mono" }, idOf(u)), `: ${u.reason}`))),
+    h("ul", {}, ...items.map((u) => h("li", { "data-unreadable": idOf(u) }, h("span", { class: "mono" }, idOf(u)), `: ${u.reason} `, mend(u)))),
   );
 }
 
@@ -319,41 +319,46 @@ async function action(question, path, body, done) {
   }
 }
 
-const RECORD_WORDS = {
-  run_record: "run record",
-  step_pointer: "step pointer",
-  end_record: "end record",
-  index_entry: "listing entry",
-  signal_wait: "signal wait",
-  group_member: "group member record",
-  child_entry: "child run entry",
-};
+/** What a repair (its dry run's plan) does to the run, in words. */
+function repairWhat(plan) {
+  return plan.action === "ended_failed"
+    ? "It ends failed, saying it was repaired."
+    : plan.action === "end_rewritten"
+      ? "Its end record is rewritten: it ended failed."
+      : plan.action === "records_rewritten"
+        ? "It keeps its end; its damaged records are rewritten from it."
+        : "Its listing entry is rewritten; the run is not changed.";
+}
 
-/** A run page that could not load because a record of the run is damaged: the error, and the repair through the owner. */
-function damagedRun(id, err) {
+/** A button that repairs run `id` through the owner, asking first with what the dry run found (the server words the damage). */
+function repairButton(id) {
   const enc = encodeURIComponent(id);
   const repair = async () => {
     try {
       const plan = await post(`/api/runs/${enc}/repair`, { dryRun: true });
-      const damage = plan.damaged.map((d) => `its ${RECORD_WORDS[d.record] ?? d.record} is damaged (${d.detail})`).join("; ");
-      const what =
-        plan.action === "ended_failed"
-          ? "It ends failed, saying it was repaired."
-          : plan.action === "end_rewritten"
-            ? "Its end record is rewritten: it ended failed."
-            : plan.action === "records_rewritten"
-              ? "It keeps its end; its damaged records are rewritten from it."
-              : "Its listing entry is rewritten; the run is not changed.";
-      await action(`Repair run ${id}? ${damage}. ${what}`, `/api/runs/${enc}/repair`, {}, () => `run ${id} repaired`);
+      const damage = plan.damaged.map((d) => `its ${d.words} is damaged (${d.detail})`).join("; ");
+      await action(`Repair run ${id}? ${damage}. ${repairWhat(plan)}`, `/api/runs/${enc}/repair`, {}, () => `run ${id} repaired`);
     } catch (e) {
       toast(e.message, true);
     }
   };
-  return [
-    h("h1", {}, "Could not load this page"),
-    h("p", { class: "error", id: "page-error" }, err.message),
-    h("div", { class: "toolbar" }, h("button", { class: "danger", "data-action": "repair", onclick: repair }, "Repair run")),
-  ];
+  return h("button", { class: "danger", "data-action": "repair", "data-run": id, onclick: repair }, "Repair run");
+}
+
+/** A run page that could not load because a record of the run is damaged: the error, and the repair through the owner. */
+function damagedRun(id, err) {
+  return [h("h1", {}, "Could not load this page"), h("p", { class: "error", id: "page-error" }, err.message), h("div", { class: "toolbar" }, repairButton(id))];
+}
+
+/** A loaded run's damaged records beside it (its signal wait, group member record, child entries, listing entry), and the repair. */
+function runDamage(d) {
+  if (!d.damage?.length) return null;
+  return h(
+    "div",
+    { class: "error", id: "run-damage" },
+    h("p", {}, `Records of this run are damaged: ${d.damage.map((x) => `its ${x.words} (${x.detail})`).join("; ")}.`),
+    h("div", { class: "toolbar" }, repairButton(d.runId)),
+  );
 }
 
 async function run(id) {
@@ -408,6 +413,7 @@ async function run(id) {
   return [
     h("h1", {}, "Run ", h("span", { class: "mono", id: "run-id" }, d.runId), " ", stateBadge(d.state)),
     h("div", { class: "toolbar" }, buttons),
+    runDamage(d),
     fields([
       ["workflow", d.workflow ? `${d.workflow}${d.kind === "job" ? " (job)" : ""}` : undefined],
       ["step", String(d.step)],
@@ -521,7 +527,12 @@ async function groups() {
   return [
     h("h1", {}, "Run groups"),
     table(["group", "created", "members", "active", "succeeded", "failed", "cancelled"], rows, [2, 3, 4, 5, 6]),
-    unreadableList(page.unreadable, "groups", (u) => u.groupId),
+    unreadableList(
+      page.unreadable,
+      "groups",
+      (u) => u.groupId,
+      (u) => (u.damage?.record === "member" && u.damage.runId ? repairButton(u.damage.runId) : null),
+    ),
   ];
 }
 

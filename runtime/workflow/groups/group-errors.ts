@@ -2,7 +2,7 @@
  * @module Errors of run groups. Each reports a caller's mistake and is
  * thrown before anything durable changes.
  */
-import { TaqubaError } from "../../errors.js";
+import { StoreCorruptedError, TaqubaError } from "../../errors.js";
 
 /** The group has no manifest: never submitted, forgotten, or swept by group retention. */
 export class GroupNotFoundError extends TaqubaError {
@@ -18,5 +18,22 @@ export class GroupActiveError extends TaqubaError {
     readonly active: number,
   ) {
     super("GROUP_ACTIVE", `run group "${groupId}" has ${active} active member(s); cancel the group and wait for its results before forgetting it`);
+  }
+}
+
+/**
+ * A group member record that does not read (a `StoreCorruptedError` of its
+ * key), with the member's run: as the record still names it, else as the
+ * group's host derives it, routed to its shard on a sharded store (the key
+ * alone lacks the route suffix `-rN`), so the operator's text names the run
+ * to repair.
+ */
+export class GroupMemberDamagedError extends StoreCorruptedError {
+  constructor(
+    objectKey: string,
+    detail: string,
+    readonly memberRunId: string,
+  ) {
+    super(objectKey, detail);
   }
 }

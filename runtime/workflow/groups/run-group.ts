@@ -12,11 +12,11 @@
 import { appendOwn } from "../../own-fields.js";
 import { checkGroupSize, MAX_GROUP_KEY_BYTES, MAX_GROUP_MEMBERS } from "../limits.js";
 import { validateInstant } from "../../time-bounds.js";
-import { ValidationError } from "../../errors.js";
+import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { bytesAtCall } from "../bytes-at-call.js";
 import { isWellFormed } from "../../queue/names.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
-import { utf8 } from "../records/codec.js";
+import { decodeValue, utf8 } from "../records/codec.js";
 import { SettlementEffects } from "../../queue/effects.js";
 import { stageForgotten } from "../runs/index-effects.js";
 import { decodeTerminalRecord } from "../records/records.js";
@@ -24,11 +24,11 @@ import { encodeRetainedPart } from "./group-marker.js";
 import { encodeGroupIndexEntry, groupIndexKey } from "./group-index.js";
 import { groupMemberKey, groupMembersPrefix, groupTerminalMarkers, groupTag, manifestKey, memberRunId } from "./group-keys.js";
 import { decodeManifest, encodeManifest, type GroupManifest, type ManifestMember, type ManifestOptions } from "./group-records.js";
-import { GroupActiveError, GroupNotFoundError } from "./group-errors.js";
+import { GroupActiveError, GroupMemberDamagedError, GroupNotFoundError } from "./group-errors.js";
 import type { GroupHost } from "./group-host.js";
 import { terminalRecordKey } from "../records/kv-keys.js";
 import { decodeGroupMember, type GroupMemberRecord } from "../records/records.js";
-import type { RunId } from "../runs/run-id.js";
+import { RunId } from "../runs/run-id.js";
 import type { RunErrorKind, RunOptions, RunOutcome, TerminalStatus } from "../runs/run-types.js";
 import { checkUserHeaders, flowHeaders } from "../runs/submit.js";
 import { routedOn } from "../runs/shard-placement.js";
@@ -198,11 +198,32 @@ function hostRunId(host: GroupHost, tag: string, key: string): RunId {
   return routedOn(memberRunId(tag, key), host.placement);
 }
 
+/**
+ * @internal A member record from its bytes `b` at `k`; where it does not
+ * read, `GroupMemberDamagedError` naming the member's run as the record
+ * still names it, else as `derived` (the group's host, routed to its shard)
+ * gives it.
+ */
+export function decodeMemberNaming(b: Uint8Array, k: string, derived: () => string): GroupMemberRecord {
+  try {
+    return decodeGroupMember(b, k);
+  } catch (e) {
+    if (!(e instanceof StoreCorruptedError)) throw e;
+    let named: unknown;
+    try {
+      named = (decodeValue(b) as Record<string, unknown> | null)?.["runId"];
+    } catch {
+      // Not even MessagePack: the run is the one the group and key derive.
+    }
+    throw new GroupMemberDamagedError(e.objectKey, e.detail, typeof named === "string" && RunId.isValid(named) ? named : derived());
+  }
+}
+
 /** @internal A member's record, or null. */
 export async function readMember(host: GroupHost, tag: string, key: string): Promise<GroupMemberRecord | null> {
   const k = groupMemberKey(host.queueName, tag, key);
   const b = await host.queue.kvGet(k);
-  return b === null ? null : decodeGroupMember(b, k);
+  return b === null ? null : decodeMemberNaming(b, k, () => hostRunId(host, tag, key));
 }
 
 /** @internal Every member record of a group, by member key. */
@@ -212,7 +233,7 @@ export async function readMembers(host: GroupHost, tag: string): Promise<Map<str
   for (;;) {
     const page = await host.queue.kvScan(groupMembersPrefix(host.queueName, tag), { limit: 1000, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
-      const r = decodeGroupMember(e.value, e.key);
+      const r = decodeMemberNaming(e.value, e.key, () => hostRunId(host, tag, e.key.slice(groupMembersPrefix(host.queueName, tag).length)));
       out.set(r.key, r);
     }
     if (page.nextCursor === undefined) return out;

@@ -25,6 +25,9 @@
  * leaves the damage for a second repair, one after it leaves a run whose
  * records read, which a second repair refuses as not damaged. A run
  * with no damaged record is refused, so a healthy run is never ended here.
+ *
+ * With `remove`, the run is ended or mended so (a commit without the
+ * mark), then its records go (`run-removal`, the mark on its last commit).
  */
 import { StoreCorruptedError, ValidationError } from "../../errors.js";
 import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknownFields } from "../../option-values.js";
@@ -70,9 +73,10 @@ import {
 import { terminationOfActive } from "./terminal.js";
 import { cancelRun } from "./cancel.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
+import { removalWords, removeEnded, type RemovalRecords } from "./run-removal.js";
 
 /** What a repair does (or, for a dry run, would do) to a run. */
-export type RepairAction = "ended_failed" | "end_rewritten" | "records_rewritten" | "index_rewritten";
+export type RepairAction = "ended_failed" | "end_rewritten" | "records_rewritten" | "index_rewritten" | "removed";
 
 /** What `repairRun` found and did. */
 export interface RepairOutcome {
@@ -85,9 +89,12 @@ export interface RepairOutcome {
    * now says failed; `records_rewritten`: the ended run's end is kept, its
    * damaged group member record rewritten from it and its damaged child
    * entries settled (see `childrenCancelled`); `index_rewritten`: only its
-   * listing entry was rewritten, the run goes on.
+   * listing entry was rewritten, the run goes on; `removed` (with
+   * `remove`): the run's records are gone (see `RepairRunOptions.remove`).
    */
   readonly action: RepairAction;
+  /** With `remove`: the records removed (or, for a dry run, to be removed), in words. */
+  readonly removed?: readonly string[];
   /** The step job the repair removes or stops, when the records name one. */
   readonly stepJobId?: string;
   /**
@@ -117,30 +124,74 @@ export interface RepairRunOptions {
    * or end record is damaged has its entry looked for that way anyway.
    */
   readonly scanIndex?: boolean;
+  /**
+   * Remove the run's records instead of keeping it as an ended, failed run:
+   * a damaged active run is ended first as the repair ends it, an ended
+   * run's damaged records are mended first, then its children are settled
+   * as its end settles them, its memo entries and result cleared, and its
+   * end record, listing entries and history removed in one commit. Its
+   * group member record stays, saying how it ended (the group's manifest
+   * lists the member, and a member with no record would be submitted
+   * again by the group's `resume`). An ended run is removed whether or not
+   * it is damaged (so a removal cut short finishes); an active run whose
+   * records read is refused unless `endActive`.
+   */
+  readonly remove?: boolean;
+  /** With `remove`: end an active run whose records read (failed, removed by an operator) and remove it. */
+  readonly endActive?: boolean;
 }
 
-const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true });
+/** `repairRun`'s options, checked. */
+export interface CheckedRepairOptions {
+  readonly dryRun: boolean;
+  readonly scanIndex: boolean;
+  readonly remove: boolean;
+  readonly endActive: boolean;
+}
+
+const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true, remove: true, endActive: true });
+const REPAIR_SHAPE = "{ dryRun?: boolean, scanIndex?: boolean, remove?: boolean, endActive?: boolean }";
+
+/** A boolean option's value; `ValidationError` for anything but true, false or undefined. */
+function flag(name: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== "boolean") throw new ValidationError(`repairRun's ${name} must be true or false, got ${describeValue(value)}`);
+  return value === true;
+}
 
 /**
  * Checks `repairRun`'s options. `ValidationError` for anything else (also
  * in a client, before writing): a misspelt or mistyped dry run must never
  * repair the run for real.
  */
-export function checkRepairOptions(opts: unknown): { dryRun: boolean; scanIndex: boolean } {
-  if (opts === undefined) return { dryRun: false, scanIndex: false };
-  if (!isOptionObject(opts)) throw new ValidationError(`repairRun takes options { dryRun?: boolean, scanIndex?: boolean }, got ${describeValue(opts)}`);
+export function checkRepairOptions(opts: unknown): CheckedRepairOptions {
+  if (opts === undefined) return { dryRun: false, scanIndex: false, remove: false, endActive: false };
+  if (!isOptionObject(opts)) throw new ValidationError(`repairRun takes options ${REPAIR_SHAPE}, got ${describeValue(opts)}`);
   refuseUnknownFields(opts, REPAIR_RUN_FIELDS, "RepairRunOptions.", "RepairRunOptions");
-  const { dryRun, scanIndex } = readOptions(opts, REPAIR_RUN_FIELDS, "RepairRunOptions");
-  for (const [name, value] of [
-    ["dryRun", dryRun],
-    ["scanIndex", scanIndex],
-  ] as const)
-    if (value !== undefined && typeof value !== "boolean") throw new ValidationError(`repairRun's ${name} must be true or false, got ${describeValue(value)}`);
-  return { dryRun: dryRun === true, scanIndex: scanIndex === true };
+  const given = readOptions(opts, REPAIR_RUN_FIELDS, "RepairRunOptions");
+  const checked = {
+    dryRun: flag("dryRun", given.dryRun),
+    scanIndex: flag("scanIndex", given.scanIndex),
+    remove: flag("remove", given.remove),
+    endActive: flag("endActive", given.endActive),
+  };
+  if (checked.endActive && !checked.remove)
+    throw new ValidationError("repairRun's endActive applies only to a removal: pass remove: true with it (--remove --end-active)");
+  return checked;
 }
 
-/** The error a repaired run ends with, naming the records that were damaged. */
+/** The options as a request carries them: only those set. */
+export function setRepairOptions(o: CheckedRepairOptions): RepairRunOptions {
+  return {
+    ...(o.dryRun ? { dryRun: true } : {}),
+    ...(o.scanIndex ? { scanIndex: true } : {}),
+    ...(o.remove ? { remove: true } : {}),
+    ...(o.endActive ? { endActive: true } : {}),
+  };
+}
+
+/** The error a repaired run ends with, naming the records that were damaged (none: a removal ended it). */
 export function repairedError(damaged: readonly RunDamage[]): string {
+  if (damaged.length === 0) return "removed by an operator: ended to be removed";
   return `repaired by an operator: ${damaged.map((d) => `its ${RECORD_WORDS[d.record]} was damaged (${d.detail})`).join("; ")}`;
 }
 
@@ -217,6 +268,28 @@ const END_FIELDS = ["incarnation", "token", "memoPrefix", "submittedAtMs", "subm
 /** Every field of an index entry: its headers and the optional ones its decoder knows. */
 const INDEX_FIELDS = ["headers", ...INDEX_OPTIONAL] as const;
 
+/** What reading a run's records takes: its step queue's name and the queue's KV reads (an owner's queue, or a read-only view). */
+export interface RecordReads {
+  readonly queueName: string;
+  kvGet(key: string): Promise<Uint8Array | null>;
+  kvScan(prefix: string, opts: { limit: number; after?: string }): Promise<{ entries: readonly { key: string; value: Uint8Array }[]; nextCursor?: string }>;
+}
+
+const recordReadsOf = (core: RuntimeCore): RecordReads => ({
+  queueName: core.queueName,
+  kvGet: (key) => core.queue.kvGet(key),
+  kvScan: (prefix, opts) => core.queue.kvScan(prefix, opts),
+});
+
+/**
+ * The damaged records of run `runId` that a repair would find (its own,
+ * its listing entry where a record places it, and those beside it), read
+ * without writing: for a page that shows a run whose own records read.
+ */
+export async function findRunDamage(reads: RecordReads, runId: string): Promise<readonly RunDamage[]> {
+  return (await readRecords(reads, RunId.parse(runId), false)).damaged;
+}
+
 /** A record of the run beside its own, as stored, and whether it reads. */
 interface Beside {
   readonly key: string;
@@ -246,14 +319,14 @@ interface Found {
 
 /** The record at `key` and its damage (`words` name it in the detail); undefined when absent or when it names another run. */
 async function besideRecord(
-  core: RuntimeCore,
+  reads: RecordReads,
   key: string,
   runId: string | undefined,
   record: RunDamage["record"],
   decode: (b: Uint8Array) => unknown,
   words = "",
 ): Promise<{ beside: Beside; damage?: RunDamage } | undefined> {
-  const bytes = await core.queue.kvGet(key);
+  const bytes = await reads.kvGet(key);
   if (bytes === null) return undefined;
   const named = fieldsOf(bytes)["runId"];
   // A record that still names another run is that run's to mend.
@@ -266,11 +339,11 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v !== 
 const mapOf = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /** Every child entry of parent `runId` that does not read (all pages: one parent's children). */
-async function damagedChildEntries(core: RuntimeCore, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
-  const prefix = childrenPrefix(core.queueName, runId);
+async function damagedChildEntries(reads: RecordReads, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
+  const prefix = childrenPrefix(reads.queueName, runId);
   const out: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
   for (let after: string | undefined; ; ) {
-    const page = await core.queue.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
+    const page = await reads.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
     if (page.entries.length === 0) return out;
     for (const e of page.entries) {
       after = e.key;
@@ -283,10 +356,10 @@ async function damagedChildEntries(core: RuntimeCore, runId: string): Promise<(B
 }
 
 /** Run `runId`'s listing entry, found by reading the step queue's whole run listing (see `RepairRunOptions.scanIndex`). */
-async function scannedIndexEntry(core: RuntimeCore, runId: string): Promise<{ key: string; bytes: Uint8Array; at: number } | undefined> {
-  const prefix = runIndexPrefix(core.queueName);
+async function scannedIndexEntry(reads: RecordReads, runId: string): Promise<{ key: string; bytes: Uint8Array; at: number } | undefined> {
+  const prefix = runIndexPrefix(reads.queueName);
   for (let after: string | undefined; ; ) {
-    const page = await core.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
+    const page = await reads.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
       const parsed = parseSuffix(e.key.slice(prefix.length));
       if (parsed?.runId === runId) return { key: e.key, bytes: e.value, at: parsed.submittedAtMs };
@@ -296,12 +369,12 @@ async function scannedIndexEntry(core: RuntimeCore, runId: string): Promise<{ ke
   }
 }
 
-async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean): Promise<Found> {
-  const q = core.queueName;
+async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean): Promise<Found> {
+  const q = reads.queueName;
   const [runBytes, pointerBytes, endBytes] = await Promise.all([
-    core.queue.kvGet(runKey(q, runId)),
-    core.queue.kvGet(stepPointerKey(q, runId)),
-    core.queue.kvGet(terminalRecordKey(q, runId)),
+    reads.kvGet(runKey(q, runId)),
+    reads.kvGet(stepPointerKey(q, runId)),
+    reads.kvGet(terminalRecordKey(q, runId)),
   ]);
   const damaged = [
     damageOf(runBytes, "run_record", (b) => decodeRunRecord(b, runKey(q, runId))),
@@ -312,13 +385,13 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   // The listing entry's key holds the submission time, which the run or end record names.
   const at = [fieldsOf(runBytes)["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime);
   let indexKey = at === undefined ? undefined : runIndexKey(q, at, runId);
-  let indexBytes = indexKey === undefined ? null : await core.queue.kvGet(indexKey);
+  let indexBytes = indexKey === undefined ? null : await reads.kvGet(indexKey);
   let indexAt: number | undefined;
   // Where no record names it, the entry is found by a pass over the listing: when asked, or when the run's own records
   // are damaged (they are repaired anyway, and a run ended under another time would be listed nowhere).
   const scanned = at === undefined && (scanIndex || damaged.length > 0);
   if (scanned) {
-    const entry = await scannedIndexEntry(core, runId);
+    const entry = await scannedIndexEntry(reads, runId);
     if (entry !== undefined) [indexKey, indexBytes, indexAt] = [entry.key, entry.bytes, entry.at];
   }
   const indexDamage = damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!));
@@ -341,7 +414,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   const waitOn = active ? str(fieldsOf(pointerBytes)["signalWait"]) : undefined;
   if (waitOn !== undefined) {
     const key = signalWaitKey(q, waitOn);
-    const r = await besideRecord(core, key, runId, "signal_wait", (b) => decodeSignalWait(b, key), `the wait for signal ${JSON.stringify(waitOn)}: `);
+    const r = await besideRecord(reads, key, runId, "signal_wait", (b) => decodeSignalWait(b, key), `the wait for signal ${JSON.stringify(waitOn)}: `);
     if (r !== undefined) {
       found.wait = r.beside;
       if (r.damage !== undefined) damaged.push(r.damage);
@@ -354,7 +427,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   const memberKey = str(runGroup["key"]) ?? str(entryGroup["key"]);
   if (tag !== undefined && memberKey !== undefined) {
     const key = groupMemberKey(q, tag, memberKey);
-    const r = await besideRecord(core, key, runId, "group_member", (b) => decodeGroupMember(b, key), `member ${JSON.stringify(memberKey)}: `);
+    const r = await besideRecord(reads, key, runId, "group_member", (b) => decodeGroupMember(b, key), `member ${JSON.stringify(memberKey)}: `);
     if (r !== undefined) {
       found.member = { ...r.beside, memberKey };
       if (r.damage !== undefined) damaged.push(r.damage);
@@ -364,7 +437,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
   if (parent !== undefined) {
     const key = childEntryKey(q, parent, runId);
     const r = await besideRecord(
-      core,
+      reads,
       key,
       undefined,
       "child_entry",
@@ -376,7 +449,7 @@ async function readRecords(core: RuntimeCore, runId: string, scanIndex: boolean)
       if (r.damage !== undefined) damaged.push(r.damage);
     }
   }
-  for (const c of await damagedChildEntries(core, runId)) {
+  for (const c of await damagedChildEntries(reads, runId)) {
     found.childEntries.push(c);
     damaged.push({ record: "child_entry", detail: c.detail });
   }
@@ -402,9 +475,10 @@ function mendedIndex(found: Found, submittedAtMs: number, run: Partial<RunRecord
 }
 
 /**
- * @internal Repairs run `runIdIn` (see the module documentation); `mark` commits
- * with the repair. Throws `RunNotFoundError` for a run with no records and
- * `RunNotDamagedError` for one whose records read.
+ * @internal Repairs run `runIdIn` (see the module documentation), or with
+ * `remove` removes it (see `RepairRunOptions.remove`); `mark` commits with
+ * the repair (a removal's last commit). Throws `RunNotFoundError` for a run
+ * with no records and `RunNotDamagedError` for one whose records read.
  */
 export async function repairRun(
   core: RuntimeCore,
@@ -413,21 +487,84 @@ export async function repairRun(
   mark?: AppliedMark<RepairOutcome>,
 ): Promise<RepairOutcome> {
   const runId = RunId.parse(runIdIn);
-  const q = core.queueName;
-  const { dryRun, scanIndex } = checkRepairOptions(opts);
-  // Twice at most: a step transition may rewrite the records between the read and the commit.
+  const options = checkRepairOptions(opts);
+  return options.remove ? removeRun(core, runId, options, mark) : mendRun(core, runId, options.dryRun, options.scanIndex, mark, false);
+}
+
+/**
+ * Removes run `runId`: ends or mends it first where it is active or
+ * damaged (a commit without the mark, so a crash after it leaves an ended
+ * run that the request, applied again, removes from there), then removes
+ * the ended run's records with the mark.
+ */
+async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOptions, mark?: AppliedMark<RepairOutcome>): Promise<RepairOutcome> {
+  let first: RepairOutcome | undefined;
   for (let round = 0; ; round++) {
-    const found = await readRecords(core, runId, scanIndex);
+    const found = await readRecords(recordReadsOf(core), runId, o.scanIndex);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
-    if (damaged.length === 0) throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
+    const active = runBytes !== null || pointerBytes !== null;
+    // A listing entry alone does not keep a run from moving on: such a run is as healthy as one with none.
+    if (active && !o.endActive && !damaged.some((d) => d.record !== "index_entry")) throw new RunNotDamagedError(runId, "active_kept");
+    // What the removal found first (the damage, the records) is what it answers, also after the rounds that mended it.
+    first ??= { runId, damaged, action: "removed", removed: await removalWords(core, runId, removalRecordsOf(found)), dryRun: o.dryRun };
+    if (o.dryRun) return first;
+    if (active || damaged.length > 0) {
+      try {
+        await mendRun(core, runId, false, o.scanIndex, undefined, true);
+      } catch (e) {
+        if (!(e instanceof RunNotDamagedError) || round >= 3) throw e;
+      }
+    } else if (await removeEnded(core, runId, removalRecordsOf(found), mark === undefined ? undefined : (effects) => markEffects(mark, first!, effects))) {
+      return first;
+    }
+    if (round >= 3) throw new RunNotDamagedError(runId, "changing");
+  }
+}
+
+/** What a removal needs of the records as the repair read them. */
+function removalRecordsOf(found: Found): RemovalRecords {
+  const at = [fieldsOf(found.runBytes)["submittedAtMs"], fieldsOf(found.endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
+  return {
+    runBytes: found.runBytes,
+    pointerBytes: found.pointerBytes,
+    endBytes: found.endBytes,
+    indexKey: found.indexKey,
+    indexBytes: found.indexBytes,
+    submittedAtMs: at,
+    workflow: str(fieldsOf(found.indexBytes)["workflow"]),
+    signalWait: found.wait !== undefined,
+  };
+}
+
+/**
+ * Mends run `runId`'s records (see the module documentation). With
+ * `endHealthy`, an active run whose records read is ended too (a removal's
+ * first commit), saying it was removed.
+ */
+async function mendRun(
+  core: RuntimeCore,
+  runId: RunId,
+  dryRun: boolean,
+  scanIndex: boolean,
+  mark: AppliedMark<RepairOutcome> | undefined,
+  endHealthy: boolean,
+): Promise<RepairOutcome> {
+  const q = core.queueName;
+  // Twice at most: a step transition may rewrite the records between the read and the commit.
+  for (let round = 0; ; round++) {
+    const found = await readRecords(recordReadsOf(core), runId, scanIndex);
+    const { runBytes, pointerBytes, endBytes, damaged } = found;
+    const active = runBytes !== null || pointerBytes !== null;
+    if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);
+    if (damaged.length === 0 && !(endHealthy && active))
+      throw new RunNotDamagedError(runId, found.indexUnchecked ? "index_unchecked" : runBytes === null ? "ended" : "active");
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
     // The submission time, from the records or else from the listing entry's key: the run stays listed under it.
     const knownAt = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
     const submittedAtMs = knownAt ?? now;
-    const active = runBytes !== null || pointerBytes !== null;
-    const healthyRun = !damaged.some((d) => d.record !== "index_entry");
+    const healthyRun = !damaged.some((d) => d.record !== "index_entry") && !(endHealthy && active);
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
       runId,
       damaged,

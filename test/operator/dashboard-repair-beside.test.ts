@@ -1,0 +1,161 @@
+/**
+ * @module The dashboard's repair where a run's page still loads but a
+ * record beside the run is damaged, in the headless browser over a
+ * directory store beside a running owner: a run whose signal wait is
+ * damaged shows the damage on its page with a repair button, which asks
+ * first with what the dry run found (the damage worded by the server) and
+ * then ends the run failed; the run groups page names a group whose member
+ * record is damaged with a repair button for that member's run; a healthy
+ * run's page offers none.
+ */
+import { pack, unpack } from "msgpackr";
+import { afterEach, describe, expect, it } from "vitest";
+import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, LocalStore, type ObjectStore } from "../../runtime/index.js";
+import { startDashboard } from "../../operator/dashboard/server.js";
+import { Operations } from "../../operator/inspect/operations.js";
+import { OperatorSession } from "../../operator/cli/session.js";
+import { groupMemberKey, signalWaitKey } from "../../runtime/workflow/records/kv-keys.js";
+import { groupTag } from "../../runtime/workflow/groups/group-keys.js";
+import { findBrowser, launchBrowser } from "../support/browser.js";
+import { scaledForLoad } from "../support/load.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+import { until } from "../support/until.js";
+import { waitText } from "./dashboard-page.js";
+import { pathToFileURL } from "node:url";
+
+const tempDir = useTempDirs("taquba-dashboard-repair-beside-");
+const browserFound = findBrowser();
+const Q = "workflow-steps";
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const SCENARIO_MS = scaledForLoad(180_000);
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const s of stops.splice(0).reverse()) await s();
+}, SCENARIO_MS);
+
+/** The owner: `wait:<key>` waits an hour for a signal on its key; anything else succeeds. */
+async function openOwner(store: ObjectStore) {
+  const queue = await Queue.open(store, "app", { flushIntervalMs: 0, logger: { error: () => {} } });
+  const runtime = WorkflowRuntime.builder(
+    queue,
+    store,
+    {
+      runStep: async (s) => {
+        const text = dec.decode(s.payload);
+        if (text.startsWith("wait:") && s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, text.slice(5), 3_600_000);
+        return StepOutcome.succeed(s.payload);
+      },
+    },
+    NoopTerminalHook,
+  )
+    .logger({ error: () => {} })
+    .build();
+  const worker = runtime.spawn();
+  const inbox = serveClients(queue, runtime, { store, listIntervalMs: 50 });
+  stops.push(async () => {
+    await inbox.stop();
+    await worker.shutdown();
+    await queue.close();
+  });
+  return { queue, runtime };
+}
+
+describe("the dashboard's repair of damage beside a run whose page loads", () => {
+  it.skipIf("missing" in browserFound)(
+    "offers the repair on the run's page and beside the group listing's damaged member, asking with the dry run first",
+    async () => {
+      const dir = await tempDir();
+      const store = new LocalStore(dir);
+      const { queue, runtime } = await openOwner(store);
+      const damage = async (key: string, change: Record<string, unknown>) => {
+        const bytes = await queue.kvGet(key);
+        expect(bytes, key).not.toBeNull();
+        await queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), ...change })));
+      };
+      await runtime.submit({ runId: "waiter", input: enc.encode("wait:wk-bad") });
+      await runtime.submit({ runId: "healthy", input: enc.encode("wait:wk-ok") });
+      await runtime.group("live").submit([
+        { key: "a", input: enc.encode("wait:ga") },
+        { key: "b", input: enc.encode("wait:gb") },
+      ]);
+      const members = async () => (await runtime.listRuns({ limit: 100 })).runs.filter((r) => r.group !== undefined);
+      await until(
+        "the runs wait",
+        async () => {
+          const ids = ["waiter", "healthy", ...(await members()).map((r) => r.runId)];
+          return ids.length === 4 && (await Promise.all(ids.map(async (id) => (await runtime.status(id))?.step))).every((s) => s === 1);
+        },
+        SCENARIO_MS / 3,
+      );
+      const memberA = (await members()).find((r) => r.group?.key === "a")!.runId;
+      await damage(signalWaitKey(Q, "wk-bad"), { step: -1 });
+      await damage(groupMemberKey(Q, groupTag("live"), "a"), { state: "lost" });
+
+      const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: "app", stepQueue: Q, store });
+      const dashboard = await startDashboard({
+        ops: new Operations(session),
+        refresh: async () => (await session.reader()).refresh(),
+        info: { name: "app", stepQueue: Q, store: "test" },
+        port: 0,
+      });
+      stops.push(async () => {
+        await dashboard.close();
+        await session.close();
+      });
+      // The JSON of the run's page carries the damage as fields, worded by the server.
+      const detail = (await (await fetch(new URL("/api/runs/waiter", dashboard.url))).json()) as { damage?: { record: string; words: string }[] };
+      expect(detail.damage).toMatchObject([{ record: "signal_wait", words: "signal wait" }]);
+      expect(((await (await fetch(new URL("/api/runs/healthy", dashboard.url))).json()) as { damage?: unknown }).damage).toBeUndefined();
+
+      const browser = await launchBrowser((browserFound as { path: string }).path);
+      try {
+        const page = await browser.browser.newPage();
+        const dialogs: string[] = [];
+        page.on("dialog", (d) => {
+          dialogs.push(d.message());
+          void d.accept();
+        });
+        await page.goto(`${dashboard.url}#/run/healthy`);
+        await waitText(page, "#run-id", "healthy");
+        expect(await page.$('button[data-action="repair"]')).toBeNull();
+
+        await page.goto(`${dashboard.url}#/run/waiter`);
+        await waitText(page, "#run-damage", "its signal wait");
+        expect(await runtime.status("waiter")).toMatchObject({ step: 1 });
+        await page.click('#run-damage button[data-action="repair"]');
+        await waitText(page, "main", "repaired by an operator: its signal wait was damaged");
+        expect(dialogs).toEqual([
+          expect.stringMatching(
+            /^Repair run waiter\? its signal wait is damaged \(the wait for signal "wk-bad": .*\)\. It ends failed, saying it was repaired\.$/,
+          ),
+        ]);
+        expect((await runtime.wait("waiter")).termination).toMatchObject({ status: "failed" });
+
+        await page.goto(`${dashboard.url}#/groups`);
+        await waitText(page, "[data-unreadable=live]", "mend it with taquba runs repair");
+        await page.click(`[data-unreadable=live] button[data-run="${memberA}"]`);
+        // The status reads the damaged record (and throws) until the repair rewrote it.
+        await until(
+          "the member repaired",
+          async () =>
+            (
+              await runtime
+                .group("live")
+                .status()
+                .catch(() => null)
+            )?.failed === 1,
+          SCENARIO_MS / 3,
+        );
+        expect(dialogs[1]).toMatch(
+          new RegExp(`^Repair run ${memberA}\\? its group member record is damaged \\(member "a": .*\\)\\. It ends failed, saying it was repaired\\.$`),
+        );
+        expect(await runtime.group("live").status()).toMatchObject({ failed: 1, pending: 1 });
+        expect(await runtime.status("healthy")).toMatchObject({ state: "pending", step: 1 });
+      } finally {
+        await browser.close();
+      }
+    },
+    SCENARIO_MS,
+  );
+});

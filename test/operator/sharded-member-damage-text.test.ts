@@ -1,0 +1,86 @@
+/**
+ * @module The operator's text for a damaged group member record on a
+ * sharded store names the member's run as it was submitted: a group a
+ * shard's runtime created keeps its members on that shard, each id routed
+ * there with the suffix `-rN`, which the record's key alone does not hold.
+ * A record that no longer names its run (bytes that are no map) is named
+ * by the id the shard's group host derives, and `taquba runs repair` of
+ * that id reaches the member and mends it.
+ */
+import { pack } from "msgpackr";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createShards, GroupMemberDamagedError, LocalStore, TaqubaClient } from "../../runtime/index.js";
+import { EXIT, main } from "../../operator/cli/main.js";
+import { shardStoreName } from "../../runtime/client/shard-route.js";
+import { groupMemberKey } from "../../runtime/workflow/records/kv-keys.js";
+import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
+import { routedOn } from "../../runtime/workflow/runs/shard-placement.js";
+import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import { useTempDirs } from "../support/temp-dirs.js";
+import { until } from "../support/until.js";
+import { scaledForLoad } from "../support/load.js";
+
+const tempDir = useTempDirs("taquba-sharded-member-text-");
+const SHARDS = 3;
+const enc = new TextEncoder();
+const SCENARIO_MS = scaledForLoad(120_000);
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+}, SCENARIO_MS);
+
+describe("a damaged member record's text on a sharded store", () => {
+  it(
+    "names the member's run with its route suffix, and the repair of that id mends it",
+    async () => {
+      const dir = await tempDir();
+      const store = new LocalStore(dir);
+      await createShards(store, "app", SHARDS);
+      const owners: OwnerApp[] = [];
+      for (let i = 0; i < SHARDS; i++) owners.push(await openOwner(store, { name: shardStoreName("app", i), listIntervalMs: 50 }));
+      cleanups.push(async () => void (await Promise.all(owners.map((o) => o.stop()))));
+      const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
+      cleanups.push(() => client.close());
+
+      // A group of shard 1's runtime: its members live on shard 1, their ids routed there.
+      const keys = Array.from({ length: 8 }, (_, k) => `k${k}`);
+      const group = owners[1]!.runtime.group("local");
+      await group.submit(keys.map((key) => ({ key, input: enc.encode(JSON.stringify({ key })) })));
+      await until("the members ended", async () => (await group.status())?.succeeded === keys.length, SCENARIO_MS / 3);
+      const tag = groupTag("local");
+      const key = keys.find((k) => routedOn(memberRunId(tag, k), { shard: 1, shards: SHARDS }) !== memberRunId(tag, k))!;
+      expect(key, "a member whose id needs a route suffix").toBeDefined();
+      const runId = routedOn(memberRunId(tag, key), { shard: 1, shards: SHARDS });
+      expect(runId).toMatch(/-r\d+$/);
+      await owners[1]!.queue.kvPut(groupMemberKey(STEP_QUEUE, tag, key), new Uint8Array(pack("no record")));
+
+      const thrown = await group.status().catch((e: unknown) => e);
+      expect(thrown).toBeInstanceOf(GroupMemberDamagedError);
+      expect(thrown).toMatchObject({ memberRunId: runId });
+
+      const url = pathToFileURL(dir).href;
+      const cli = async (...words: string[]) => {
+        const out: string[] = [];
+        const err: string[] = [];
+        const code = await main([words[0]!, words[1]!, url, ...words.slice(2), "--name", "app", "--step-queue", STEP_QUEUE, "--timeout", "60000"], {
+          out: (t) => out.push(t),
+          err: (t) => err.push(t),
+          color: false,
+        });
+        return { code, out: out.join("\n"), err: err.join("\n") };
+      };
+      // The operator's view of the group reads the record on shard 1: its text names the routed id.
+      const shown = await cli("groups", "show", "local");
+      expect(shown.code).toBe(EXIT.failed);
+      expect(shown.err).toContain(`taquba runs repair ${JSON.stringify(runId)}`);
+      expect(shown.err).not.toContain(`taquba runs repair ${JSON.stringify(memberRunId(tag, key))} `);
+
+      const repaired = await cli("runs", "repair", runId, "--json");
+      expect(repaired.code, repaired.err).toBe(EXIT.ok);
+      expect(JSON.parse(repaired.out)).toMatchObject({ runId, action: "records_rewritten", damaged: [{ record: "group_member" }] });
+      expect(await group.status()).toMatchObject({ total: keys.length, succeeded: keys.length });
+    },
+    SCENARIO_MS,
+  );
+});
