@@ -28,7 +28,13 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Every child process a test starts ends with that test (test/support/tied-children.ts); a file that leaves a
     // built-in prototype changed fails and the prototype is put back (test/support/built-ins-unchanged.setup.ts).
-    setupFiles: ["test/support/tied-children.setup.ts", "test/support/built-ins-unchanged.setup.ts", "test/support/typed-array-equality.setup.ts"],
+    setupFiles: [
+      "test/support/tied-children.setup.ts",
+      "test/support/built-ins-unchanged.setup.ts",
+      "test/support/typed-array-equality.setup.ts",
+      // TAQUBA_TEST_SEEDS=1-40 repeats each test once per seed (test/support/seed-sweep.setup.ts).
+      "test/support/seed-sweep.setup.ts",
+    ],
     // Two cores: more workers only add contention to the crash tests.
     maxWorkers: 2,
     projects: [
