@@ -18,7 +18,7 @@ import { SettlementEffects } from "../../queue/effects.js";
 import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
 import { decodeSignalWait, signalWaitForCommit, type StepPointer } from "../records/records.js";
 import { stageCommitOnly } from "../records/commit-bytes.js";
-import { HEADER_NOOP, HEADER_RUN_ID, HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
+import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import type { SignalOutcome } from "../runs/run-types.js";
 import type { RuntimeCore } from "../runtime-core.js";
 import { checkCorrelationKey, checkSignalPayload, excerpt } from "../limits.js";
@@ -65,16 +65,17 @@ async function resolveWait(core: RuntimeCore, job: ClaimedJob, runId: string, st
   if ((await core.queue.kvGet(timedOutKey)) !== null) return null;
   // Turn-taking with `signal` on this key: the buffer read below and its consumption are one step.
   return core.signalLock.run(correlationKey, async () => {
-    // A signal that arrived while this step's timeout was promoting it: consume it now.
     const bufKey = signalBufferKey(core.queueName, correlationKey);
-    const buffered = await core.queue.kvGet(bufKey);
-    if (buffered !== null) {
-      // Recorded for the step and removed from the buffer in one commit, so a crash cannot
-      // leave it both delivered here and buffered for the next waiter. The queue commits KV
-      // changes together only with an enqueue, so a no-op job carries them.
+    // A clear of the buffer (outside the key's lock) between the read and the commit fails the comparison: read again.
+    for (;;) {
+      // A signal that arrived while this step's timeout was promoting it: consume it now.
+      const buffered = await core.queue.kvGet(bufKey);
+      if (buffered === null) break;
+      // Recorded for the step and removed from the buffer in one commit, so a crash cannot leave it both
+      // delivered here and buffered for the next waiter. A KV commit of its own: a job carrying it would be
+      // one more done job of the step queue than the run's steps.
       const effects = new SettlementEffects().kvPut(deliveredKey, buffered).kvDelete(bufKey);
-      await core.queue.enqueueWithEffects(core.queueName, new Uint8Array(0), { headers: { [HEADER_RUN_ID]: runId, [HEADER_NOOP]: "1" } }, effects);
-      return buffered;
+      if (await core.queue.kvCompareAndApply([{ key: bufKey, value: buffered }], effects)) return buffered;
     }
     // Durable before the runner sees the timeout: every later delivery of this step sees it too.
     await core.queue.kvPut(timedOutKey, TIMED_OUT);
