@@ -83,7 +83,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { waitInBackground } from "../clock.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
-import { KeyHeads, keyHeadsProblems, MAX_KEY_HEADS, readKeyHeads } from "./key-heads.js";
+import { checkedKeyHeads, KeyHeads, MAX_KEY_HEADS } from "./key-heads.js";
 import { segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import { segmentKey } from "./layout.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
@@ -581,12 +581,9 @@ export class Engine {
   declareKeyHeads(prefixes: readonly string[]): void {
     if (this.#failure) throw this.#failure;
     if (this.#status !== "open") throw new ClosedError("the engine");
-    const what = "declareKeyHeads' prefixes";
-    const read = readKeyHeads(prefixes, what);
-    const problems = read.problem === undefined ? keyHeadsProblems(read.list, what) : [read.problem];
-    if (problems.length > 0) throw new ValidationError("invalid key heads; nothing changed", problems);
+    const declared = checkedKeyHeads(prefixes, "declareKeyHeads' prefixes");
     const current = this.#state.keyHeads;
-    const merged = current.union(read.list as string[]);
+    const merged = current.union(declared);
     if (merged === current.prefixes) return;
     if (merged.length > MAX_KEY_HEADS) {
       throw new ValidationError(

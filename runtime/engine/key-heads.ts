@@ -25,6 +25,7 @@
  * live in memory only: nothing stored depends on them.
  */
 
+import { ValidationError } from "../errors.js";
 import { describeValue, errorText, isOptionArray } from "../option-values.js";
 
 /** Most prefixes a caller may declare: each adds two bounds to its first unit's search. */
@@ -134,6 +135,19 @@ export function readKeyHeads(given: unknown, path: string): { list: unknown[]; p
   } catch (err) {
     return { list: [], problem: `reading ${path} threw: ${errorText(err)}` };
   }
+}
+
+/**
+ * `given` as a list of key prefixes, read once (`readKeyHeads`) and checked
+ * (`keyHeadsProblems`, each prefix at most `maxLength` units), the messages
+ * naming it `what`: the engine's and the queue's declarations check their
+ * lists this way. Throws `ValidationError` with every problem otherwise.
+ */
+export function checkedKeyHeads(given: unknown, what: string, maxLength = MAX_KEY_HEAD_LENGTH): string[] {
+  const read = readKeyHeads(given, what);
+  const problems = read.problem === undefined ? keyHeadsProblems(read.list, what, maxLength) : [read.problem];
+  if (problems.length > 0) throw new ValidationError("invalid key heads; nothing changed", problems);
+  return read.list as string[];
 }
 
 /**

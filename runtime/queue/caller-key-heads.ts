@@ -6,8 +6,7 @@
  * prefix before each, so the caller never names the queue's layout, and the
  * engine never names the caller's.
  */
-import { ValidationError } from "../errors.js";
-import { keyHeadsProblems, MAX_KEY_HEAD_LENGTH, readKeyHeads } from "../engine/key-heads.js";
+import { checkedKeyHeads, MAX_KEY_HEAD_LENGTH } from "../engine/key-heads.js";
 import { USER, userKey } from "./keys.js";
 
 /** What the errors call the list. */
@@ -20,10 +19,7 @@ const WHAT = "declareKeyHeads' prefixes";
  * is long). Throws `ValidationError` otherwise.
  */
 export function engineKeyHeads(given: readonly string[]): string[] {
-  const read = readKeyHeads(given, WHAT);
-  const problems = read.problem === undefined ? keyHeadsProblems(read.list, WHAT, MAX_KEY_HEAD_LENGTH - USER.length) : [read.problem];
-  if (problems.length > 0) throw new ValidationError("invalid key heads; nothing changed", problems);
-  return (read.list as string[]).map(userKey);
+  return checkedKeyHeads(given, WHAT, MAX_KEY_HEAD_LENGTH - USER.length).map(userKey);
 }
 
 /** The caller prefixes among an engine's key heads (`Engine.keyHeads`), ascending. */

@@ -213,6 +213,33 @@ describe("KeyHeads", () => {
     }
   });
 
+  it("puts each key in the head a count of head starts at or before it gives, by the built-in comparison", () => {
+    const r = testRandom("key heads by count");
+    const sets = [...DECLARED, ["ab", "abc", "abd", "abcd/"], ["q/a/b/c/", "q/a/b/d/", "q/a/"], ["x\u007f\u007f/", "x\u007f"]];
+    for (const declared of sets) {
+      const heads = KeyHeads.of(declared);
+      // Where each head starts, as an independent model: the empty key (unit 0's head), each other unit below 128, U+0080
+      // (every other key), and each prefix of two units or more with the least key past its family, when that has its first unit.
+      const starts = ["", ...Array.from({ length: 128 }, (_, u) => String.fromCharCode(u + 1))];
+      for (const p of declared) if (p.length >= 2) starts.push(p, ...(past(p).charCodeAt(0) === p.charCodeAt(0) ? [past(p)] : []));
+      const distinct = [...new Set(starts)];
+      const model = (k: string) => distinct.filter((s) => s <= k).length - 1;
+      // Every beginning of every start, each with units just below, at and above the next one, then random keys.
+      const keys = new Set(stemsOf(declared));
+      for (const s of starts) {
+        for (let i = 0; i <= s.length; i++) {
+          const head = s.slice(0, i);
+          keys.add(head);
+          const c = s.charCodeAt(i);
+          if (i < s.length) for (const d of [c - 1, c, c + 1]) if (d >= 0) keys.add(head + String.fromCharCode(d) + (r.int(2) === 0 ? "" : "z"));
+        }
+      }
+      for (let i = 0; i < 2000; i++) keys.add(randomKey(r, stemsOf(declared), true));
+      for (const k of keys) expect(heads.headOf(k), JSON.stringify(k)).toBe(model(k));
+      expect(heads.count).toBe(distinct.length);
+    }
+  });
+
   it("without declared prefixes has a head per first unit below 128 and one for every other key", () => {
     const none = KeyHeads.of([]);
     expect(none).toBe(KeyHeads.NONE);
