@@ -22,6 +22,8 @@ import type { BatchOp } from "./write-batch.js";
  */
 export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena, keys?: EncodedKeys): void {
   const spans = keys?.spans;
+  // Every key of the batch is ASCII, as the WAL's encoding found: the memtable skips its key-order check.
+  const ascii = keys?.ascii === true;
   for (let i = 0; i < ops.length; i++) {
     const op = ops[i]!;
     let v: ChangedValue = null;
@@ -30,7 +32,7 @@ export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaM
     let had: boolean;
     if (op.kind === "put") {
       v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
-      had = tree.set(op.key, v);
+      had = tree.set(op.key, v, ascii);
     } else had = tree.delete(op.key);
     if (delta === undefined) continue;
     if (spans === undefined) delta.set(op.key, v, had === false);

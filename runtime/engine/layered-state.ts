@@ -371,11 +371,11 @@ export class LayeredState {
     return this.#mem.get(key) !== undefined || this.#frozen?.get(key) !== undefined || this.#locate(key) >= 0;
   }
 
-  /** Sets `key` (in the memtable; an entry of it in a run dies); false when it had no value. */
-  set(key: string, value: StoredValue): boolean {
+  /** Sets `key` (in the memtable; an entry of it in a run dies); false when it had no value. `ascii`: see `Memtable.set`. */
+  set(key: string, value: StoredValue, ascii = false): boolean {
     this.#bytes += entryBytes(key, value);
     let had = true;
-    if (this.#mem.set(key, value)) {
+    if (this.#mem.set(key, value, ascii)) {
       this.#added++;
       had = this.#killInRuns(key);
       if (this.#mem.size >= this.#freezeAt) this.#freeze(true);

@@ -75,9 +75,13 @@ export class Memtable<V> {
     return this.#tree.get(key);
   }
 
-  /** Sets `key`; true when it was not in the table. */
-  set(key: string, value: V): boolean {
-    if (this.#plain && !unitsBelowSurrogates(key)) this.#switchOrder();
+  /**
+   * Sets `key`; true when it was not in the table. `ascii`: the caller knows
+   * every unit of `key` is below U+0080 (a commit's WAL encoding learns it
+   * for the whole batch), so the key-order check is skipped.
+   */
+  set(key: string, value: V, ascii = false): boolean {
+    if (this.#plain && !ascii && !unitsBelowSurrogates(key)) this.#switchOrder();
     return this.#tree.set(key, value);
   }
 

@@ -473,10 +473,13 @@ export class EncodedKeys {
   spans = new Int32Array(32);
   /** Start and length of each op's key bytes shared with its reference (length 0: the key is whole in `spans`). */
   heads = new Int32Array(32);
+  /** Whether every key of the batch is ASCII (as many UTF-8 bytes as UTF-16 units); false when not known (a key of 128 units or more). */
+  ascii = false;
 
   /** Lets go of the buffer once the keys are read: an idle engine must not hold a WAL object's buffer the writer dropped. */
   release(): void {
     this.bytes = NO_BYTES;
+    this.ascii = false;
   }
 
   /** Makes room for the spans of `ops` keys. */
@@ -499,6 +502,16 @@ function keySpan(keys: EncodedKeys, i: number, buf: Uint8Array, at: number, end:
   // A key that shares bytes has a one-byte length, and its reference is still its length's.
   keys.heads[2 * i] = shared === 0 ? 0 : refs.at[buf[at]!]!;
   keys.heads[2 * i + 1] = shared;
+}
+
+/**
+ * Whether `key`, which `putKey` wrote at `at` of `buf`, is all ASCII and
+ * `sofar` holds (the batch's keys before it were): a key under 128 units
+ * has a one-byte length there, which equals its units only when each took
+ * one byte. A longer key is not known (false).
+ */
+function asciiKeyAt(buf: Uint8Array, at: number, key: string, sofar: boolean): boolean {
+  return sofar && key.length < 0x80 && buf[at] === key.length;
 }
 
 /** Accumulates batches for one WAL object; each batch is encoded once, when added. */
@@ -554,13 +567,17 @@ export class WalBuilder {
       let at = putVarint(buf, start, ops.length);
       // Where the next key lies in the scratch area, when the batch's keys were written there together (else -1).
       let joinedAt = writeJoinedKeys(ops, refs) ? refs.scratch : -1;
+      // Whether every key so far took one byte per unit (all ASCII); a joined write found it for all at once.
+      let ascii = true;
       for (let i = 0; i < ops.length; i++) {
         const op = ops[i]!;
         if (op.kind === "put") {
           buf[at++] = TAG_PUT;
           const keyAt = at;
-          if (joinedAt < 0) at = putKey(buf, at, op.key, refs);
-          else {
+          if (joinedAt < 0) {
+            at = putKey(buf, at, op.key, refs);
+            ascii = asciiKeyAt(buf, keyAt, op.key, ascii);
+          } else {
             const len = op.key.length;
             at = putAsciiKey(buf, at, refs, joinedAt, len);
             joinedAt += (len + 3) & ~3;
@@ -579,8 +596,10 @@ export class WalBuilder {
         } else {
           buf[at++] = TAG_DELETE;
           const keyAt = at;
-          if (joinedAt < 0) at = putKey(buf, at, op.key, refs);
-          else {
+          if (joinedAt < 0) {
+            at = putKey(buf, at, op.key, refs);
+            ascii = asciiKeyAt(buf, keyAt, op.key, ascii);
+          } else {
             const len = op.key.length;
             at = putAsciiKey(buf, at, refs, joinedAt, len);
             joinedAt += (len + 3) & ~3;
@@ -593,7 +612,10 @@ export class WalBuilder {
       if (at > start + room) throw new Error(`internal: a WAL batch took ${at - start} bytes, past the ${room} reserved for it`);
       w.pos = at;
       this.#shared += shared;
-      if (keys !== undefined) keys.bytes = buf;
+      if (keys !== undefined) {
+        keys.bytes = buf;
+        keys.ascii = ascii;
+      }
     } catch (err) {
       w.pos = start;
       // The batch's keys may have become references though none of them stays in the object: a later key must
