@@ -13,7 +13,8 @@
  */
 import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect } from "vitest";
-import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, type ClientInbox, type ObjectStore } from "../../runtime/index.js";
+import { serveClients, type ClientInbox, type ObjectStore, type Queue, type WorkflowRuntime } from "../../runtime/index.js";
+import { openOwnerRuntime, waitingSteps } from "./fixtures/signal-owner.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { OperatorSession } from "../../operator/cli/session.js";
 import { Operations } from "../../operator/inspect/operations.js";
@@ -31,7 +32,6 @@ const tempDir = useTempDirs("taquba-damaged-cli-");
 const browserFound = findBrowser();
 const Q = "workflow-steps";
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 
 function capture() {
   const out: string[] = [];
@@ -60,21 +60,7 @@ afterEach(async () => {
  */
 async function ownerWithDamage(store: ObjectStore): Promise<Owner> {
   const logged: string[] = [];
-  const queue = await Queue.open(store, "app", { flushIntervalMs: 0, logger: { error: (_o, m) => logged.push(String(m)) } });
-  const runtime = WorkflowRuntime.builder(
-    queue,
-    store,
-    {
-      runStep: async (s) => {
-        const text = dec.decode(s.payload);
-        if (text.startsWith("wait:") && s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, text.slice(5), 3_600_000);
-        return StepOutcome.succeed(s.payload);
-      },
-    },
-    NoopTerminalHook,
-  )
-    .logger({ error: (_o, m) => logged.push(String(m)) })
-    .build();
+  const { queue, runtime } = await openOwnerRuntime(store, waitingSteps(), (_o, m) => logged.push(String(m)));
   const worker = runtime.spawn();
   for (const id of ["ok-ended", "bad-end"]) await runtime.submit({ runId: id, input: enc.encode("x") });
   await runtime.group("batch").submit([

@@ -10,7 +10,8 @@
  */
 import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect, it } from "vitest";
-import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, LocalStore, type ObjectStore } from "../../runtime/index.js";
+import { LocalStore, type ObjectStore } from "../../runtime/index.js";
+import { openServedOwner, waitingSteps } from "./fixtures/signal-owner.js";
 import { startDashboard } from "../../operator/dashboard/server.js";
 import { Operations } from "../../operator/inspect/operations.js";
 import { OperatorSession } from "../../operator/cli/session.js";
@@ -27,7 +28,6 @@ const tempDir = useTempDirs("taquba-dashboard-repair-beside-");
 const browserFound = findBrowser();
 const Q = "workflow-steps";
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 const SCENARIO_MS = scaledForLoad(180_000);
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -36,29 +36,9 @@ afterEach(async () => {
 
 /** The owner: `wait:<key>` waits an hour for a signal on its key; anything else succeeds. */
 async function openOwner(store: ObjectStore) {
-  const queue = await Queue.open(store, "app", { flushIntervalMs: 0, logger: { error: () => {} } });
-  const runtime = WorkflowRuntime.builder(
-    queue,
-    store,
-    {
-      runStep: async (s) => {
-        const text = dec.decode(s.payload);
-        if (text.startsWith("wait:") && s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, text.slice(5), 3_600_000);
-        return StepOutcome.succeed(s.payload);
-      },
-    },
-    NoopTerminalHook,
-  )
-    .logger({ error: () => {} })
-    .build();
-  const worker = runtime.spawn();
-  const inbox = serveClients(queue, runtime, { store, listIntervalMs: 50 });
-  stops.push(async () => {
-    await inbox.stop();
-    await worker.shutdown();
-    await queue.close();
-  });
-  return { queue, runtime };
+  const owner = await openServedOwner(store, waitingSteps());
+  stops.push(owner.stop);
+  return owner;
 }
 
 describe("the dashboard's repair of damage beside a run whose page loads", () => {

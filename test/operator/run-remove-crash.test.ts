@@ -12,14 +12,12 @@
  * member failed and the other member still waiting, and the other run is
  * untouched.
  */
-import { pack, unpack } from "msgpackr";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { TaqubaClient, type ObjectStore } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
-import { HISTORY_PREFIX, runKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
-import { parseSuffix, RUN_ENDED_PREFIX, RUN_INDEX_PREFIX, RUN_NAMES_PREFIX } from "../../runtime/workflow/runs/run-index.js";
+import { runKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
 import type { RepairOutcome } from "../../runtime/workflow/runs/repair.js";
 import { startScript } from "../support/child-script.js";
 import { loadLimitTimeout, scaledForLoad } from "../support/load.js";
@@ -28,6 +26,7 @@ import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { openRemoveOwner, openSpec, type StoreSpec } from "./fixtures/remove-app.js";
+import { damage, keysOf } from "../workflow/run-records.js";
 
 const OWNER = fileURLToPath(new URL("./fixtures/remove-owner.ts", import.meta.url));
 const tempDir = useTempDirs("taquba-remove-crash-");
@@ -35,31 +34,6 @@ const Q = "workflow-steps";
 const enc = new TextEncoder();
 /** Owners killed at a random write before one that lives. */
 const KILLED_OWNERS = 4;
-
-type Owner = Awaited<ReturnType<typeof openRemoveOwner>>;
-
-/** Every key of the workflow's records that names run `runId` (a listing key ends in the submission time and the id). */
-async function keysOf(owner: Owner, runId: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const prefix of ["workflow/runs/", "workflow/steps/", "workflow/outcomes/", RUN_INDEX_PREFIX, RUN_NAMES_PREFIX, RUN_ENDED_PREFIX, HISTORY_PREFIX]) {
-    for (let after: string | undefined; ; ) {
-      const page = await owner.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
-      for (const e of page.entries) {
-        const segments = e.key.split("/");
-        if (segments.includes(runId) || parseSuffix(segments.at(-1)!)?.runId === runId) out.push(e.key);
-      }
-      if (page.nextCursor === undefined) break;
-      after = page.nextCursor;
-    }
-  }
-  return out;
-}
-
-async function damage(owner: Owner, key: string, change: Record<string, unknown>): Promise<void> {
-  const bytes = await owner.queue.kvGet(key);
-  expect(bytes, key).not.toBeNull();
-  await owner.queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), ...change })));
-}
 
 async function scenario(spec: StoreSpec, url: string): Promise<void> {
   const env = { ...process.env };

@@ -14,7 +14,8 @@
  */
 import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect } from "vitest";
-import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, type ObjectStore } from "../../runtime/index.js";
+import type { ObjectStore } from "../../runtime/index.js";
+import { openServedOwner, waitingSteps } from "./fixtures/signal-owner.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { childEntryKey, groupMemberKey, signalWaitKey } from "../../runtime/workflow/records/kv-keys.js";
 import { groupTag } from "../../runtime/workflow/groups/group-keys.js";
@@ -46,40 +47,9 @@ function capture() {
  */
 function owner(store: ObjectStore, children: Map<string, string>) {
   return async () => {
-    const queue = await Queue.open(store, "app", { flushIntervalMs: 0, logger: { error: () => {} } });
-    const runtime = WorkflowRuntime.builder(
-      queue,
-      store,
-      {
-        runStep: async (s) => {
-          const text = dec.decode(s.payload);
-          if (text.startsWith("wait:"))
-            return s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, text.slice(5), 3_600_000) : StepOutcome.succeed(s.payload);
-          if (text === "join") {
-            const o = await s.children.outcome(s.signal as Uint8Array);
-            return StepOutcome.succeed(enc.encode(`${o.status}:${o.error ?? ""}`));
-          }
-          if (text.startsWith("parent:")) {
-            const parentClose = text.slice(7) as "cancel" | "abandon";
-            const child = await s.children.start({ input: enc.encode(`wait:never-${s.runId}`), key: "c", parentClose });
-            children.set(s.runId, child.runId);
-            return StepOutcome.continueOnChild(enc.encode("join"), child.completionKey, 3_600_000);
-          }
-          return StepOutcome.succeed(s.payload);
-        },
-      },
-      NoopTerminalHook,
-    )
-      .logger({ error: () => {} })
-      .build();
-    const worker = runtime.spawn();
-    const inbox = serveClients(queue, runtime, { store, listIntervalMs: 50 });
-    stops.push(async () => {
-      await inbox.stop();
-      await worker.shutdown();
-      await queue.close();
-    });
-    return { queue, runtime };
+    const served = await openServedOwner(store, waitingSteps(children));
+    stops.push(served.stop);
+    return served;
   };
 }
 

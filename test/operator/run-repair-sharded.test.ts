@@ -9,12 +9,12 @@
 import { pack, unpack } from "msgpackr";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createShards, LocalStore, shardOfRun, TaqubaClient } from "../../runtime/index.js";
+import { LocalStore, shardOfRun } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
-import { shardStoreName } from "../../runtime/client/shard-route.js";
 import { groupMemberKey, runKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { groupTag } from "../../runtime/workflow/groups/group-keys.js";
-import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import { STEP_QUEUE } from "../client/fixtures/app.js";
+import { openShardedApp } from "./fixtures/sharded-app.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
@@ -35,12 +35,7 @@ describe("taquba runs repair on a sharded store", () => {
     async () => {
       const dir = await tempDir();
       const store = new LocalStore(dir);
-      await createShards(store, "app", SHARDS);
-      const owners: OwnerApp[] = [];
-      for (let i = 0; i < SHARDS; i++) owners.push(await openOwner(store, { name: shardStoreName("app", i), listIntervalMs: 50 }));
-      cleanups.push(async () => void (await Promise.all(owners.map((o) => o.stop()))));
-      const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
-      cleanups.push(() => client.close());
+      const { owners, client } = await openShardedApp(store, SHARDS, cleanups);
 
       // One waiting run per shard, and an ended one on one shard.
       const waiting: string[] = [];

@@ -13,7 +13,8 @@
  */
 import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect } from "vitest";
-import { NoopTerminalHook, Queue, serveClients, StepOutcome, WorkflowRuntime, type ObjectStore } from "../../runtime/index.js";
+import { serveClients, type ObjectStore } from "../../runtime/index.js";
+import { openOwnerRuntime, waitingSteps } from "./fixtures/signal-owner.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { runIndexPrefix } from "../../runtime/workflow/runs/run-index.js";
@@ -25,7 +26,6 @@ import { scaledForLoad } from "../support/load.js";
 const tempDir = useTempDirs("taquba-run-repair-");
 const Q = "workflow-steps";
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 const SCENARIO_MS = scaledForLoad(120_000);
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -40,21 +40,7 @@ function capture() {
 
 /** An owner whose worker stopped after the ended runs ended, with the active runs submitted and every kind of run record damaged. */
 async function ownerWithDamage(store: ObjectStore) {
-  const queue = await Queue.open(store, "app", { flushIntervalMs: 0, logger: { error: () => {} } });
-  const runtime = WorkflowRuntime.builder(
-    queue,
-    store,
-    {
-      runStep: async (s) => {
-        const text = dec.decode(s.payload);
-        if (text.startsWith("wait:") && s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, text.slice(5), 3_600_000);
-        return StepOutcome.succeed(s.payload);
-      },
-    },
-    NoopTerminalHook,
-  )
-    .logger({ error: () => {} })
-    .build();
+  const { queue, runtime } = await openOwnerRuntime(store, waitingSteps());
   const worker = runtime.spawn();
   for (const id of ["ok-ended", "bad-end", "bad-entry"]) await runtime.submit({ runId: id, input: enc.encode("x") });
   await runtime.submit({ runId: "bad-waiter", input: enc.encode("wait:waiter-key") });

@@ -8,10 +8,11 @@
  */
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { LocalStore, TaqubaClient, createShards, shardOfRun } from "../../runtime/index.js";
+import { LocalStore, shardOfRun } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { shardStoreName } from "../../runtime/client/shard-route.js";
-import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import { STEP_QUEUE } from "../client/fixtures/app.js";
+import { openShardedApp, openShardOwners } from "./fixtures/sharded-app.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 
 const tempDir = useTempDirs("taquba-sharded-cli-");
@@ -34,12 +35,7 @@ describe("the operator CLI on a sharded store", () => {
   it("lists, shows and cancels runs and shows groups over every shard", async () => {
     const dir = await tempDir();
     const store = new LocalStore(dir);
-    await createShards(store, "app", SHARDS);
-    const owners: OwnerApp[] = [];
-    for (let i = 0; i < SHARDS; i++) owners.push(await openOwner(store, { name: shardStoreName("app", i), listIntervalMs: 50 }));
-    cleanups.push(async () => void (await Promise.all(owners.map((o) => o.stop()))));
-    const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
-    cleanups.push(() => client.close());
+    const { client } = await openShardedApp(store, SHARDS, cleanups);
 
     const ids = Array.from({ length: 9 }, (_, i) => `run-${i}`);
     expect(new Set(ids.map((id) => shardOfRun(id, SHARDS))).size).toBe(SHARDS);
@@ -110,10 +106,7 @@ describe("the operator CLI on a sharded store", () => {
   it("lists dead letters and queue stats of every shard with a shard column, and pages one shard's dead letters", async () => {
     const dir = await tempDir();
     const store = new LocalStore(dir);
-    await createShards(store, "app", SHARDS);
-    const owners: OwnerApp[] = [];
-    for (let i = 0; i < SHARDS; i++) owners.push(await openOwner(store, { name: shardStoreName("app", i), listIntervalMs: 50 }));
-    cleanups.push(async () => void (await Promise.all(owners.map((o) => o.stop()))));
+    const owners = await openShardOwners(store, SHARDS, cleanups);
     // Dead letters of a plain queue on shards 0 (three) and 2 (one); none on shard 1.
     const dead = new Map([
       [0, ["bounce-a", "bounce-b", "bounce-c"]],

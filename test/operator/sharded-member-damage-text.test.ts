@@ -10,13 +10,13 @@
 import { pack } from "msgpackr";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createShards, GroupMemberDamagedError, LocalStore, TaqubaClient } from "../../runtime/index.js";
+import { GroupMemberDamagedError, LocalStore } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
-import { shardStoreName } from "../../runtime/client/shard-route.js";
 import { groupMemberKey } from "../../runtime/workflow/records/kv-keys.js";
 import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
 import { routedOn } from "../../runtime/workflow/runs/shard-placement.js";
-import { openOwner, STEP_QUEUE, type OwnerApp } from "../client/fixtures/app.js";
+import { STEP_QUEUE } from "../client/fixtures/app.js";
+import { openShardedApp } from "./fixtures/sharded-app.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
@@ -36,12 +36,7 @@ describe("a damaged member record's text on a sharded store", () => {
     async () => {
       const dir = await tempDir();
       const store = new LocalStore(dir);
-      await createShards(store, "app", SHARDS);
-      const owners: OwnerApp[] = [];
-      for (let i = 0; i < SHARDS; i++) owners.push(await openOwner(store, { name: shardStoreName("app", i), listIntervalMs: 50 }));
-      cleanups.push(async () => void (await Promise.all(owners.map((o) => o.stop()))));
-      const client = await TaqubaClient.open(store, { name: "app", queueName: STEP_QUEUE, pollIntervalMs: 200 });
-      cleanups.push(() => client.close());
+      const { owners } = await openShardedApp(store, SHARDS, cleanups);
 
       // A group of shard 1's runtime: its members live on shard 1, their ids routed there.
       const keys = Array.from({ length: 8 }, (_, k) => `k${k}`);

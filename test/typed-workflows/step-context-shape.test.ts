@@ -7,9 +7,8 @@
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { Step, WorkflowDispatcher } from "taquba";
-import { encodeStepEnvelope } from "taquba/generated";
-import { orders } from "../../generated/index.js";
+import { Step } from "taquba";
+import { shipDispatcher, shipPayload } from "./fixtures/ship-step.js";
 import { whileDefined } from "../support/polluted-prototype.js";
 
 const KEYS = [
@@ -40,24 +39,11 @@ const KEYS = [
 /** Runs a typed step and checks the context its handler was handed. */
 async function expectPlainContext(): Promise<void> {
   let seen: object | undefined;
-  const d = orders
-    .registerWorkflows(WorkflowDispatcher.builder(), {
-      orderFulfil: {
-        reserve: async (p, ctx) => ctx.next.awaitPayment.onSignal({ order_id: p.order_id }, { order_id: p.order_id, reservation_id: "r", total_cents: 1 }),
-        awaitPayment: async (p, ctx) => ctx.next.pack({ order_id: p.order_id, reservation_id: p.reservation_id, paid_cents: 1 }),
-        pack: async (p, ctx) => ctx.next.ship({ order_id: p.order_id, parcel_id: "p", paid_cents: p.paid_cents }),
-        ship: async (p, ctx) => {
-          seen = ctx;
-          return ctx.succeed({ order_id: p.order_id, paid_cents: p.paid_cents, tracking_number: "T" });
-        },
-      },
-    })
-    .build();
-  const ac = new AbortController();
-  const step = Step.detached(encodeStepEnvelope("orders.order.fulfil", "ship", { order_id: "o", parcel_id: "p", paid_cents: 1 }), {
-    cancelSignal: ac.signal,
-    stepNumber: 3,
+  const d = shipDispatcher((ctx) => {
+    seen = ctx;
   });
+  const ac = new AbortController();
+  const step = Step.detached(shipPayload(), { cancelSignal: ac.signal, stepNumber: 3 });
   expect((await d.runStep(step)).kind).toBe("succeed");
   const ctx = seen as Record<string, unknown>;
   expect(Object.getPrototypeOf(ctx)).toBe(Object.prototype);

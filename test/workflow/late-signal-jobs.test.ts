@@ -20,21 +20,29 @@ const runner: StepRunner = {
   },
 };
 
+/**
+ * Run "a" waits on key "k" until its timeout promotes the waiting step; the
+ * signal sent then finds no waiter to wake and is buffered. The store and
+ * clock go on to the next life.
+ */
+async function signalBufferedAfterTimeout(): Promise<{ store: MemoryStore; clock: MockClock }> {
+  const store = new MemoryStore();
+  const clock = new MockClock();
+  const env1 = await openEnv(runner, { store, clock });
+  await env1.runtime.submit({ input: enc("k"), runId: "a" });
+  await until(async () => (await env1.runtime.status("a"))?.step === 1, "a waiting");
+  await env1.stop();
+  const env2 = await openEnv(runner, { store, clock, start: false });
+  clock.advance(HOUR);
+  await env2.queue.runMaintenance();
+  expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
+  await env2.stop();
+  return { store, clock };
+}
+
 describe("a signal sent after the timeout promoted its waiter", () => {
   it("reaches the step, and the step queue counts one done job per step (no extra job)", async () => {
-    const store = new MemoryStore();
-    const clock = new MockClock();
-    const env1 = await openEnv(runner, { store, clock });
-    await env1.runtime.submit({ input: enc("k"), runId: "a" });
-    await until(async () => (await env1.runtime.status("a"))?.step === 1, "a waiting");
-    await env1.stop();
-
-    // The timeout promotes the waiting step; the signal then finds no waiter to wake and is buffered.
-    const env2 = await openEnv(runner, { store, clock, start: false });
-    clock.advance(HOUR);
-    await env2.queue.runMaintenance();
-    expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
-    await env2.stop();
+    const { store, clock } = await signalBufferedAfterTimeout();
 
     const env3 = await openEnv(runner, { store, clock });
     expect(dec((await env3.runtime.wait("a")).outcome!.result)).toBe("P");
@@ -53,17 +61,7 @@ describe("a signal sent after the timeout promoted its waiter", () => {
   });
 
   it("a clear of the buffer between the step's read and its commit: the step reads the timeout, and nothing stays buffered", async () => {
-    const store = new MemoryStore();
-    const clock = new MockClock();
-    const env1 = await openEnv(runner, { store, clock });
-    await env1.runtime.submit({ input: enc("k"), runId: "a" });
-    await until(async () => (await env1.runtime.status("a"))?.step === 1, "a waiting");
-    await env1.stop();
-    const env2 = await openEnv(runner, { store, clock, start: false });
-    clock.advance(HOUR);
-    await env2.queue.runMaintenance();
-    expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
-    await env2.stop();
+    const { store, clock } = await signalBufferedAfterTimeout();
 
     // The step's first commit compared on the buffer finds it cleared (as `clearSignal`, outside the key's lock, may).
     let cleared = 0;

@@ -5,12 +5,12 @@
  * are answered as for any end; a healthy active run is refused unless
  * `endActive`; a dry run writes nothing; other runs are untouched.
  */
-import { pack, unpack } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { RunNotDamagedError, StepOutcome, ValidationError } from "taquba";
 import { HISTORY_PREFIX, runKey, stepPointerKey } from "../../runtime/workflow/records/kv-keys.js";
-import { parseSuffix, RUN_ENDED_PREFIX, RUN_INDEX_PREFIX, RUN_NAMES_PREFIX } from "../../runtime/workflow/runs/run-index.js";
+import { RUN_INDEX_PREFIX } from "../../runtime/workflow/runs/run-index.js";
 import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
+import { damage, keysOf } from "./run-records.js";
 
 const Q = "workflow-steps";
 
@@ -31,30 +31,6 @@ function runner(started: Map<string, string>) {
     }
     return StepOutcome.succeed(s.payload);
   });
-}
-
-async function damage(env: Env, key: string, change: Record<string, unknown>): Promise<void> {
-  const bytes = await env.queue.kvGet(key);
-  expect(bytes, key).not.toBeNull();
-  await env.queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), ...change })));
-}
-
-/** Every key of the store's workflow records that names run `runId`. */
-async function keysOf(env: Env, runId: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const prefix of ["workflow/runs/", "workflow/steps/", "workflow/outcomes/", RUN_INDEX_PREFIX, RUN_NAMES_PREFIX, RUN_ENDED_PREFIX, HISTORY_PREFIX]) {
-    for (let after: string | undefined; ; ) {
-      const page = await env.queue.kvScan(prefix, { limit: 1000, ...(after === undefined ? {} : { after }) });
-      for (const e of page.entries) {
-        const segments = e.key.split("/");
-        // A listing key ends in the submission time and the run id; the others name the run as a segment.
-        if (segments.includes(runId) || parseSuffix(segments.at(-1)!)?.runId === runId) out.push(e.key);
-      }
-      if (page.nextCursor === undefined) break;
-      after = page.nextCursor;
-    }
-  }
-  return out;
 }
 
 async function listedIds(env: Env): Promise<string[]> {
