@@ -51,6 +51,7 @@ export const TAQUBA_ERROR_CODES = [
   "STEP_PERMANENT",
   "GROUP_NOT_FOUND",
   "GROUP_ACTIVE",
+  "GROUP_MEMBER_DAMAGED",
   "MEMO_UNAVAILABLE",
   "SCHEDULE_NOT_FOUND",
   "SCHEDULE_INPUT_FAILED",
@@ -134,6 +135,9 @@ export class ValidationError extends TaqubaError {
 
 /** A stored object failed its checksum or could not be decoded. */
 export class StoreCorruptedError extends TaqubaError {
+  /** The code of this class's errors: a subclass naming one kind of damaged record has a code of its own (each code is one class's). */
+  static readonly errorCode: TaqubaErrorCode = "STORE_CORRUPTED";
+
   /** `advice` says what to do when the usual answer (restore a backup or remove the store's data) is not the best one. */
   constructor(
     readonly objectKey: string,
@@ -141,7 +145,7 @@ export class StoreCorruptedError extends TaqubaError {
     readonly detail: string,
     advice = "restore it from a backup or remove the store's data, nothing was replayed from it",
   ) {
-    super("STORE_CORRUPTED", `object "${objectKey}" is corrupted (${detail}); ${advice}`);
+    super((new.target as typeof StoreCorruptedError).errorCode, `object "${objectKey}" is corrupted (${detail}); ${advice}`);
   }
 }
 

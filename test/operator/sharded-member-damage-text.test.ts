@@ -10,7 +10,7 @@
 import { pack } from "msgpackr";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { GroupMemberDamagedError, LocalStore } from "../../runtime/index.js";
+import { GroupMemberDamagedError, LocalStore, StoreCorruptedError } from "../../runtime/index.js";
 import { EXIT, main } from "../../operator/cli/main.js";
 import { groupMemberKey } from "../../runtime/workflow/records/kv-keys.js";
 import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
@@ -52,7 +52,8 @@ describe("a damaged member record's text on a sharded store", () => {
 
       const thrown = await group.status().catch((e: unknown) => e);
       expect(thrown).toBeInstanceOf(GroupMemberDamagedError);
-      expect(thrown).toMatchObject({ memberRunId: runId });
+      expect(thrown).toMatchObject({ memberRunId: runId, code: "GROUP_MEMBER_DAMAGED" });
+      expect(thrown, "caught where a damaged store object is").toBeInstanceOf(StoreCorruptedError);
 
       const url = pathToFileURL(dir).href;
       const cli = async (...words: string[]) => {

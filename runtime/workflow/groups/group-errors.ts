@@ -2,7 +2,7 @@
  * @module Errors of run groups. Each reports a caller's mistake and is
  * thrown before anything durable changes.
  */
-import { StoreCorruptedError, TaqubaError } from "../../errors.js";
+import { StoreCorruptedError, TaqubaError, type TaqubaErrorCode } from "../../errors.js";
 
 /** The group has no manifest: never submitted, forgotten, or swept by group retention. */
 export class GroupNotFoundError extends TaqubaError {
@@ -26,9 +26,11 @@ export class GroupActiveError extends TaqubaError {
  * key), with the member's run: as the record still names it, else as the
  * group's host derives it, routed to its shard on a sharded store (the key
  * alone lacks the route suffix `-rN`), so the operator's text names the run
- * to repair.
+ * to repair. Its code is `GROUP_MEMBER_DAMAGED`.
  */
 export class GroupMemberDamagedError extends StoreCorruptedError {
+  static override readonly errorCode: TaqubaErrorCode = "GROUP_MEMBER_DAMAGED";
+
   constructor(
     objectKey: string,
     detail: string,
