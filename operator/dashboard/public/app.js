@@ -366,7 +366,7 @@ async function run(id) {
   try {
     d = await api(`/api/runs/${encodeURIComponent(id)}`);
   } catch (err) {
-    if (err.code === "STORE_CORRUPTED") return damagedRun(id, err);
+    if (err.code === "STORE_CORRUPTED" || err.code === "GROUP_MEMBER_DAMAGED") return damagedRun(id, err);
     throw err;
   }
   const enc = encodeURIComponent(d.runId);
