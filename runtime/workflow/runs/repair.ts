@@ -304,8 +304,8 @@ interface Found {
   endBytes: Uint8Array | null;
   indexKey: string | undefined;
   indexBytes: Uint8Array | null;
-  /** The submission time in the entry's key, when the entry was found by a scan. */
-  indexAt?: number;
+  /** The submission time: as the run or end record holds it, else from the listing entry's key when a scan found the entry. */
+  submittedAtMs?: number;
   /** No record named the submission time, and no scan looked for the entry: it was not checked. */
   indexUnchecked: boolean;
   /** The signal wait its step waits on, its group member record, its entry under its parent. */
@@ -396,13 +396,14 @@ async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean
   }
   const indexDamage = damageOf(indexBytes, "index_entry", (b) => decodeIndexEntry(b, indexKey!));
   if (indexDamage !== undefined) damaged.push(indexDamage);
+  const submittedAtMs = at ?? indexAt;
   const found: Found = {
     runBytes,
     pointerBytes,
     endBytes,
     indexKey,
     indexBytes,
-    ...(indexAt === undefined ? {} : { indexAt }),
+    ...(submittedAtMs === undefined ? {} : { submittedAtMs }),
     indexUnchecked: at === undefined && !scanned,
     childEntries: [],
     damaged,
@@ -524,14 +525,13 @@ async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOption
 
 /** What a removal needs of the records as the repair read them. */
 function removalRecordsOf(found: Found): RemovalRecords {
-  const at = [fieldsOf(found.runBytes)["submittedAtMs"], fieldsOf(found.endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
   return {
     runBytes: found.runBytes,
     pointerBytes: found.pointerBytes,
     endBytes: found.endBytes,
     indexKey: found.indexKey,
     indexBytes: found.indexBytes,
-    submittedAtMs: at,
+    submittedAtMs: found.submittedAtMs,
     workflow: str(fieldsOf(found.indexBytes)["workflow"]),
     signalWait: found.wait !== undefined,
   };
@@ -562,7 +562,7 @@ async function mendRun(
     const now = core.clock.now();
     const rawRun = fieldsOf(runBytes);
     // The submission time, from the records or else from the listing entry's key: the run stays listed under it.
-    const knownAt = [rawRun["submittedAtMs"], fieldsOf(endBytes)["submittedAtMs"]].find(isStoredTime) ?? found.indexAt;
+    const knownAt = found.submittedAtMs;
     const submittedAtMs = knownAt ?? now;
     const healthyRun = !damaged.some((d) => d.record !== "index_entry") && !(endHealthy && active);
     const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
