@@ -9,7 +9,14 @@ import type { PreparedJob } from "../typed/job-runner.js";
 import type { KvOp } from "../queue/effects.js";
 import { decodeValue, encodeValue } from "../workflow/records/codec.js";
 import type { RetryOutcome, RunDebounce, RunFlow, RunOptions, SignalOutcome, SubmitOutcome } from "../workflow/runs/run-types.js";
-import { InputMismatchError, RunNotDamagedError, RunNotFoundError, RunNotRetryableError, ScheduleNotFoundError } from "../workflow/workflow-errors.js";
+import {
+  InputMismatchError,
+  isRunNotDamagedReason,
+  RunNotDamagedError,
+  RunNotFoundError,
+  RunNotRetryableError,
+  ScheduleNotFoundError,
+} from "../workflow/workflow-errors.js";
 import type { RepairOutcome } from "../workflow/runs/repair.js";
 import type { RunDamage } from "../workflow/runs/run-damage.js";
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
@@ -470,11 +477,7 @@ export function rebuildError(e: AnsweredError): Error {
     const prefix = `run "${e.runId}" cannot be retried: `;
     return new RunNotRetryableError(e.runId, e.reason, e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message);
   }
-  if (
-    e.code === "RUN_NOT_DAMAGED" &&
-    e.runId !== undefined &&
-    (e.reason === "active" || e.reason === "ended" || e.reason === "changing" || e.reason === "index_unchecked" || e.reason === "active_kept")
-  ) {
+  if (e.code === "RUN_NOT_DAMAGED" && e.runId !== undefined && isRunNotDamagedReason(e.reason)) {
     return new RunNotDamagedError(e.runId, e.reason);
   }
   if (e.code === "GROUP_NOT_FOUND" && e.groupId !== undefined) return new GroupNotFoundError(e.groupId);

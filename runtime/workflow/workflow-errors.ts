@@ -54,6 +54,15 @@ export class RunNotRetryableError extends TaqubaError {
   }
 }
 
+/** Every `RunNotDamagedError.reason`. */
+const RUN_NOT_DAMAGED_REASONS = ["active", "ended", "changing", "index_unchecked", "active_kept"] as const;
+export type RunNotDamagedReason = (typeof RUN_NOT_DAMAGED_REASONS)[number];
+
+/** Whether `v` is one of `RUN_NOT_DAMAGED_REASONS`. */
+export function isRunNotDamagedReason(v: unknown): v is RunNotDamagedReason {
+  return (RUN_NOT_DAMAGED_REASONS as readonly unknown[]).includes(v);
+}
+
 /**
  * `repairRun` refused: the run's records all read (`reason` says whether it
  * is active or ended, or `changing` when its records kept changing under
@@ -65,7 +74,7 @@ export class RunNotRetryableError extends TaqubaError {
 export class RunNotDamagedError extends TaqubaError {
   constructor(
     readonly runId: string,
-    readonly reason: "active" | "ended" | "changing" | "index_unchecked" | "active_kept",
+    readonly reason: RunNotDamagedReason,
   ) {
     super(
       "RUN_NOT_DAMAGED",
