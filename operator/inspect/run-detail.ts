@@ -15,6 +15,7 @@ import type { RunErrorKind, RunState, TerminalStatus } from "../../runtime/workf
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
 import type { RunHistory } from "../../runtime/workflow/runs/run-history.js";
 import { previewBytes, type BytesPreview } from "./bytes-preview.js";
+import type { RunDamageShown } from "./damage-text.js";
 
 /** A run's state in operator terms: a waiting run is told apart from a pending one. */
 export type OperatorRunState = "pending" | "scheduled" | "waiting" | "running" | "cancelling" | TerminalStatus;
@@ -42,8 +43,6 @@ export interface TimelineEntry {
   readonly bytes?: number;
   readonly keys?: readonly string[];
 }
-
-import type { RunDamageShown } from "./damage-text.js";
 
 export interface RunDetail {
   readonly runId: string;

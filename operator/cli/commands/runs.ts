@@ -200,10 +200,10 @@ const repair: Command = {
   async run(ctx) {
     const runId = ctx.operands[0]!;
     const out = await new Operations(ctx.session).repair(runId, {
-      ...(ctx.options["dry-run"] === true ? { dryRun: true } : {}),
-      ...(ctx.options["scan-index"] === true ? { scanIndex: true } : {}),
-      ...(ctx.options["remove"] === true ? { remove: true } : {}),
-      ...(ctx.options["end-active"] === true ? { endActive: true } : {}),
+      dryRun: ctx.options["dry-run"] === true,
+      scanIndex: ctx.options["scan-index"] === true,
+      remove: ctx.options["remove"] === true,
+      endActive: ctx.options["end-active"] === true,
     });
     ctx.io.out(ctx.json ? toJson(out) : repairText(out));
     return EXIT.ok;
