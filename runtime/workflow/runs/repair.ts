@@ -18,12 +18,15 @@
  *   its step waits on, its group member record, its entry under its parent,
  *   its children's entries) are checked too: an active run ends failed as
  *   above, an ended run keeps its end and they are rewritten from it (an
- *   ended parent's children are settled first, as its own settlement of
- *   them would have).
+ *   ended parent's damaged child entries are rewritten with each child's
+ *   policy, and a job settling its children as its own settlement would
+ *   have goes in the same commit; the repair then settles them itself).
  *
- * One commit each, with the client's applied mark: a crash before it
- * leaves the damage for a second repair, one after it leaves a run whose
- * records read, which a second repair refuses as not damaged. A run
+ * One commit each, with the client's applied mark, compared on the
+ * damaged bytes read: a crash before it leaves the damage for a second
+ * repair, one after it leaves a run whose records read, which a second
+ * repair refuses as not damaged; of two repairs at once, one commits and
+ * the other, reading again, is refused so too. A run
  * with no damaged record is refused, so a healthy run is never ended here.
  *
  * With `remove`, the run is ended or mended so (a commit without the
@@ -71,7 +74,8 @@ import {
   type IndexEntry,
 } from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
-import { cancelRun } from "./cancel.js";
+import { settleEndedParent } from "../children/child-runs.js";
+import { HEADER_PARENT_ENDED, HEADER_PARENT_STATUS, HEADER_PARENT_SUBMISSION } from "../records/reserved.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 import { removalWords, removeEnded, type RemovalRecords } from "./run-removal.js";
 
@@ -102,8 +106,10 @@ export interface RepairOutcome {
    * under it were damaged, so the parent's settlement of its children
    * stopped at them and they would run on unowned. Each is settled as that
    * settlement would have (cancelled unless the parent succeeded or the
-   * child's run record keeps the policy `abandon`). For an active parent,
-   * the entries are rewritten and its end's settlement deals with them.
+   * child's run record keeps the policy `abandon`), by the repair and by a
+   * job its commit enqueues (a crash after the commit leaves the job). For
+   * an active parent, the entries are rewritten and its end's settlement
+   * deals with them.
    */
   readonly childrenCancelled?: readonly string[];
   /** True when nothing was written (`dryRun`). */
@@ -589,17 +595,19 @@ async function mendRun(
       const key = terminalRecordKey(q, runId);
       const endDamaged = damaged.some((d) => d.record === "end_record");
       const rec: TerminalRecord = endDamaged ? rewrittenEnd(found, runId, damaged, now, key, knownAt) : decodeTerminalRecord(endBytes!, key);
-      // The ended parent's own settlement of its children stopped at these entries: each child is settled as it would have been
-      // (by the policy its run record keeps, else cancelled), before the entry goes (a crash in between leaves the entry, so a
-      // second repair does it again).
-      const cancelled: string[] = [];
-      for (const c of found.childEntries) {
-        const policy = await keptParentClose(core, c.childRunId);
-        if (rec.status !== "succeeded" && policy === "cancel" && RunId.isValid(c.childRunId)) cancelled.push(c.childRunId);
-      }
+      // The ended parent's own settlement of its children stopped at these entries: they are rewritten with the policy each
+      // child's run record keeps (else cancel), and a job settling the children as that settlement would have goes in the same
+      // commit, so an owner killed after it leaves the job, one killed before it the damage. The commit compares the damaged
+      // bytes: of two repairs at once, only one writes, and the other reads again and finds nothing damaged.
+      const policies = new Map<string, ParentClosePolicy>();
+      for (const c of found.childEntries) policies.set(c.key, await keptParentClose(core, c.childRunId));
+      const cancelled = found.childEntries.flatMap((c) =>
+        rec.status !== "succeeded" && policies.get(c.key) === "cancel" && RunId.isValid(c.childRunId) ? [c.childRunId] : [],
+      );
       const out = { ...base(endDamaged ? "end_rewritten" : "records_rewritten"), ...(cancelled.length === 0 ? {} : { childrenCancelled: cancelled }) };
       if (dryRun) return out;
-      for (const child of cancelled) await cancelRun(core, core.view, child);
+      // A child whose own records are damaged cannot be cancelled: refused here (naming its record), before anything is written.
+      for (const child of cancelled) await core.view.records(child);
       const effects = new SettlementEffects();
       const expected: { key: string; value: Uint8Array | null }[] = [];
       if (endDamaged) {
@@ -617,18 +625,20 @@ async function mendRun(
         expected.push({ key: m.key, value: m.bytes });
       }
       for (const c of found.childEntries) {
-        // A cancelled child's end removed its entry already.
-        const now = cancelled.includes(c.childRunId) ? await core.queue.kvGet(c.key) : c.bytes;
-        if (now === null) continue;
-        effects.kvDelete(c.key);
-        expected.push({ key: c.key, value: now });
+        effects.kvPut(c.key, encodeChildEntry({ parentClose: policies.get(c.key)! }));
+        expected.push({ key: c.key, value: c.bytes });
       }
+      if (found.childEntries.length > 0) effects.enqueue(q, encodeValue(rec.status), childSettlementJob(runId, rec, now));
       const entry = mendedIndex(found, submittedAtMs, {});
       if (entry !== undefined) {
         effects.kvPut(found.indexKey!, entry);
         expected.push({ key: found.indexKey!, value: found.indexBytes });
       }
-      if (await core.queue.kvCompareAndApply(expected, mark === undefined ? effects : markEffects(mark, out, effects))) return out;
+      if (await applyIfUnchanged(core, expected, mark === undefined ? effects : markEffects(mark, out, effects))) {
+        // Settled now, so the answer's children are cancelled when it returns (the job finds them settled).
+        if (found.childEntries.length > 0) await settleEndedParent(core, core.view, runId, rec.submission, rec.status);
+        return out;
+      }
     } else {
       const pointerKey = stepPointerKey(q, runId);
       const pointer: Partial<StepPointer> = salvagedPointer(fieldsOf(pointerBytes), pointerKey);
@@ -711,6 +721,21 @@ async function applyIfUnchanged(core: RuntimeCore, expected: readonly KvExpectat
   others.enqueues.push(...rest);
   const r = await core.queue.enqueueIfUnchanged(carrier.queueName, carrier.payload, carrier.opts ?? {}, others, expected);
   return r !== "raced" && r.outcome.newlyEnqueued;
+}
+
+/**
+ * The job that settles the children of ended parent `runId` (as its end's
+ * job does: `processParentEnded`), named by the repair's time so that the
+ * end's own job, long done, does not hold its name.
+ */
+function childSettlementJob(runId: string, rec: TerminalRecord, now: number): { dedupKey: string; headers: Record<string, string> } {
+  return {
+    dedupKey: `run:${runId}:parent-ended:repaired-${now}`,
+    headers: {
+      [HEADER_PARENT_ENDED]: runId,
+      ...(rec.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: rec.submission, [HEADER_PARENT_STATUS]: rec.status }),
+    },
+  };
 }
 
 /** A new end record of ended run `runId` saying failed, repaired, keeping what still reads of the old one. */
