@@ -28,7 +28,8 @@ describe("repairRun of a parent whose running step started children", () => {
       runnerOf(async (s) => {
         const p = dec(s.payload);
         // A child waits for a signal that never comes, then returns.
-        if (p === "child") return s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, `never-${s.runId}`, 3_600_000) : StepOutcome.succeed(enc("done"));
+        if (p === "child")
+          return s.stepNumber === 0 ? StepOutcome.continueOnSignal(s.payload, `never-${s.runId}`, 3_600_000) : StepOutcome.succeed(enc("done"));
         ids.cancelled = (await s.children.start({ input: enc("child"), key: "c", parentClose: "cancel" })).runId;
         ids.abandoned = (await s.children.start({ input: enc("child"), key: "a", parentClose: "abandon" })).runId;
         await released;
@@ -45,7 +46,10 @@ describe("repairRun of a parent whose running step started children", () => {
     try {
       await env.runtime.submit({ runId: "p", input: enc("parent") });
       await until(() => ids.abandoned !== undefined, "the parent's step started its children");
-      await until(async () => (await env.runtime.status(ids.cancelled!))?.step === 1 && (await env.runtime.status(ids.abandoned!))?.step === 1, "both children wait");
+      await until(
+        async () => (await env.runtime.status(ids.cancelled!))?.step === 1 && (await env.runtime.status(ids.abandoned!))?.step === 1,
+        "both children wait",
+      );
       await damage(env, runKey(Q, "p"), { priority: -1 });
       const out = await env.runtime.repairRun("p", remove ? { remove: true } : {});
       expect(out.action).toBe(remove ? "removed" : "ended_failed");
@@ -60,7 +64,9 @@ describe("repairRun of a parent whose running step started children", () => {
       // Nothing started after the repair, and no entry is left under the parent.
       expect((await env.queue.kvScan(childrenPrefix(Q, "p"), { limit: 10 })).entries.map((e) => e.key)).toEqual([]);
       expect(await env.queue.kvGet(childEntryKey(Q, "p", ids.cancelled!))).toBeNull();
-      expect((await env.runtime.listRuns({ limit: 100 })).runs.map((r) => r.runId).sort()).toEqual([ids.abandoned!, ...(remove ? [] : ["p"]), ids.cancelled!].sort());
+      expect((await env.runtime.listRuns({ limit: 100 })).runs.map((r) => r.runId).sort()).toEqual(
+        [ids.abandoned!, ...(remove ? [] : ["p"]), ids.cancelled!].sort(),
+      );
       // The parent ended once (the hook told once), failed, and stays so (or stays removed).
       expect(hook.seen.filter((o) => o.runId === "p").map((o) => o.status)).toEqual(["failed"]);
       if (remove) expect(await env.runtime.status("p")).toBeNull();

@@ -124,7 +124,14 @@ interface DamagedMember {
  * `err`: its key, and its run as the record still names it, else as the
  * group and key derive it, routed to `placement`'s shard.
  */
-function memberDamage(err: StoreCorruptedError, key: string, prefix: string, tag: string, bytes: Uint8Array, placement: ShardPlacement | undefined): DamagedMember {
+function memberDamage(
+  err: StoreCorruptedError,
+  key: string,
+  prefix: string,
+  tag: string,
+  bytes: Uint8Array,
+  placement: ShardPlacement | undefined,
+): DamagedMember {
   const memberKey = key.slice(prefix.length);
   let runId: string | undefined;
   try {

@@ -431,5 +431,7 @@ export class WorkflowView {
 function isPlacement(p: unknown): p is ShardPlacement {
   if (p === null || typeof p !== "object") return false;
   const { shard, shards } = p as Record<string, unknown>;
-  return Number.isSafeInteger(shards) && (shards as number) >= 1 && Number.isSafeInteger(shard) && (shard as number) >= 0 && (shard as number) < (shards as number);
+  return (
+    Number.isSafeInteger(shards) && (shards as number) >= 1 && Number.isSafeInteger(shard) && (shard as number) >= 0 && (shard as number) < (shards as number)
+  );
 }
