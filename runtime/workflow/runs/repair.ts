@@ -287,13 +287,35 @@ const recordReadsOf = (core: RuntimeCore): RecordReads => ({
   kvScan: (prefix, opts) => core.queue.kvScan(prefix, opts),
 });
 
+/** How many of a parent's child entries `findRunDamage` checks in one call (one read). */
+export const CHILD_ENTRIES_PER_CHECK = 256;
+
+/** What `findRunDamage` found, and how far it checked the run's children's entries. */
+export interface RunDamageCheck {
+  readonly damaged: readonly RunDamage[];
+  /**
+   * The children's entries checked: `count` of them, those after the
+   * child run id `after` (from the first when absent); `next`, the last
+   * one checked, when more follow (pass it as `childrenAfter` to check
+   * the next ones). A repair checks them all.
+   */
+  readonly childEntries: { readonly after?: string; readonly count: number; readonly next?: string };
+}
+
 /**
  * The damaged records of run `runId` that a repair would find (its own,
  * its listing entry where a record places it, and those beside it), read
  * without writing: for a page that shows a run whose own records read.
+ * Of its children's entries, one read's worth (`CHILD_ENTRIES_PER_CHECK`)
+ * after the child `childrenAfter`: a parent of thousands of children
+ * costs a page load one read, not one per 256 children.
  */
-export async function findRunDamage(reads: RecordReads, runId: string): Promise<readonly RunDamage[]> {
-  return (await readRecords(reads, RunId.parse(runId), false)).damaged;
+export async function findRunDamage(reads: RecordReads, runId: string, childrenAfter?: string): Promise<RunDamageCheck> {
+  const found = await readRecords(reads, RunId.parse(runId), false, {
+    limit: CHILD_ENTRIES_PER_CHECK,
+    ...(childrenAfter === undefined ? {} : { after: childrenAfter }),
+  });
+  return { damaged: found.damaged, childEntries: found.childrenChecked };
 }
 
 /** A record of the run beside its own, as stored, and whether it reads. */
@@ -320,6 +342,8 @@ interface Found {
   asChild?: Beside;
   /** Its children's damaged entries, with the child's run id. */
   childEntries: (Beside & { readonly childRunId: string })[];
+  /** How far its children's entries were checked (all of them, unless a bound was given). */
+  childrenChecked: RunDamageCheck["childEntries"];
   damaged: RunDamage[];
 }
 
@@ -344,20 +368,41 @@ async function besideRecord(
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 const mapOf = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
-/** Every child entry of parent `runId` that does not read (all pages: one parent's children). */
-async function damagedChildEntries(reads: RecordReads, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
+/** A bound on the child entries read: `limit` of them (one read), after child run id `after`. */
+interface ChildBound {
+  readonly limit: number;
+  readonly after?: string;
+}
+
+/**
+ * The child entries of parent `runId` that do not read: all of them (one
+ * read per 256: one parent's children), or those within `bound`; and how
+ * far the check went.
+ */
+async function damagedChildEntries(
+  reads: RecordReads,
+  runId: string,
+  bound: ChildBound | undefined,
+): Promise<{ damaged: (Beside & { readonly childRunId: string; readonly detail: string })[]; checked: RunDamageCheck["childEntries"] }> {
   const prefix = childrenPrefix(reads.queueName, runId);
-  const out: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
-  for (let after: string | undefined; ; ) {
-    const page = await reads.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
-    if (page.entries.length === 0) return out;
+  const damaged: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
+  let count = 0;
+  let last: string | undefined;
+  for (let after = bound?.after === undefined ? undefined : prefix + bound.after; ; ) {
+    const page = await reads.kvScan(prefix, { limit: bound?.limit ?? 256, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
-      after = e.key;
       const damage = damageOf(e.value, "child_entry", (b) => decodeChildEntry(b, e.key));
       const childRunId = e.key.slice(prefix.length);
+      last = childRunId;
       if (damage !== undefined)
-        out.push({ key: e.key, bytes: e.value, damaged: true, childRunId, detail: `child run ${JSON.stringify(childRunId)}: ${damage.detail}` });
+        damaged.push({ key: e.key, bytes: e.value, damaged: true, childRunId, detail: `child run ${JSON.stringify(childRunId)}: ${damage.detail}` });
     }
+    count += page.entries.length;
+    const from = bound?.after === undefined ? {} : { after: bound.after };
+    if (page.nextCursor === undefined) return { damaged, checked: { ...from, count } };
+    // A short page may still have more after it: the next check starts where this one stopped.
+    if (bound !== undefined) return { damaged, checked: { ...from, count, next: last ?? page.nextCursor.slice(prefix.length) } };
+    after = page.nextCursor;
   }
 }
 
@@ -375,7 +420,7 @@ async function scannedIndexEntry(reads: RecordReads, runId: string): Promise<{ k
   }
 }
 
-async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean): Promise<Found> {
+async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean, children?: ChildBound): Promise<Found> {
   const q = reads.queueName;
   const [runBytes, pointerBytes, endBytes] = await Promise.all([
     reads.kvGet(runKey(q, runId)),
@@ -412,6 +457,7 @@ async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean
     ...(submittedAtMs === undefined ? {} : { submittedAtMs }),
     indexUnchecked: at === undefined && !scanned,
     childEntries: [],
+    childrenChecked: { count: 0 },
     damaged,
   };
   const active = runBytes !== null || pointerBytes !== null;
@@ -456,7 +502,9 @@ async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean
       if (r.damage !== undefined) damaged.push(r.damage);
     }
   }
-  for (const c of await damagedChildEntries(reads, runId)) {
+  const kids = await damagedChildEntries(reads, runId, children);
+  found.childrenChecked = kids.checked;
+  for (const c of kids.damaged) {
     found.childEntries.push(c);
     damaged.push({ record: "child_entry", detail: c.detail });
   }
