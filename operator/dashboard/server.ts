@@ -21,6 +21,7 @@ import { checkOptionalFunction, describeValue, readExactOptions } from "../../ru
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { checkRepairOptions, setRepairOptions } from "../../runtime/workflow/runs/repair.js";
 import { checkRetryOptions } from "../../runtime/workflow/runs/redrive.js";
+import { RunId } from "../../runtime/workflow/runs/run-id.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
 import { authorized, bindingProblem, hostAllowed, tokenCookie, writeAllowed } from "./access.js";
@@ -218,8 +219,11 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
     ],
     [
       /^\/api\/runs\/([^/]+)$/,
-      async (_url, _req, m) => {
-        const detail = await ops.run(pathId(m[1]!));
+      async (url, _req, m) => {
+        // The part of a parent's children whose entries the page checks: one read's worth, after this child.
+        const childrenAfter = strParam(url, "children_after");
+        if (childrenAfter !== undefined && !RunId.isValid(childrenAfter)) throw new HttpError(400, "children_after must be a child's run id");
+        const detail = await ops.run(pathId(m[1]!), childrenAfter);
         if (detail === null) throw new HttpError(404, "no record of this run: never submitted to this step queue, or ended and swept");
         return detail;
       },

@@ -174,15 +174,33 @@ export class Operations {
     return this.runs({ ...opts, state: "awaiting_signal" });
   }
 
-  async run(runId: string): Promise<RunDetail | null> {
+  /**
+   * The run's page: its detail, history and the damage of its records. Of
+   * a parent's children's entries, one read's worth is checked (those
+   * after the child `childrenAfter`); `childEntries` says how far, when
+   * more follow or a later part was asked for.
+   */
+  async run(runId: string, childrenAfter?: string): Promise<RunDetail | null> {
     const shards = await this.#sharded();
-    if (shards !== undefined) return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId));
+    if (shards !== undefined) return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId, childrenAfter));
     const view = await this.#src.view();
     const reader = await this.#src.reader();
     const detail = await readRunDetail(view, reader, runId);
     if (detail === null) return null;
-    const damage = await findRunDamage({ queueName: view.queueName, kvGet: (k) => reader.kvGet(k), kvScan: (p, o) => reader.kvScan(p, o) }, runId);
-    return withHistory(damage.length === 0 ? detail : { ...detail, damage: damage.map(damageWithWords) }, await view.inspectRun(runId));
+    const check = await findRunDamage(
+      { queueName: view.queueName, kvGet: (k) => reader.kvGet(k), kvScan: (p, o) => reader.kvScan(p, o) },
+      runId,
+      childrenAfter,
+    );
+    const paged = check.childEntries.next !== undefined || check.childEntries.after !== undefined;
+    return withHistory(
+      {
+        ...detail,
+        ...(check.damaged.length === 0 ? {} : { damage: check.damaged.map(damageWithWords) }),
+        ...(paged ? { childEntries: check.childEntries } : {}),
+      },
+      await view.inspectRun(runId),
+    );
   }
 
   async dead(opts: { queue?: string; after?: string; limit: number }): Promise<DeadLetterPage> {

@@ -93,6 +93,13 @@ export interface RunDetail {
    * children's entries), which `taquba runs repair` mends; absent when none.
    */
   readonly damage?: readonly RunDamageShown[];
+  /**
+   * How far `damage` checked the run's children's entries, where it did
+   * not check them all at once (a parent of more than one read's worth):
+   * `count` entries after the child `after` (from the first when absent),
+   * `next` the child to check on from. Absent when all were checked.
+   */
+  readonly childEntries?: { readonly after?: string; readonly count: number; readonly next?: string };
 }
 
 /** Headers the user gave, without the runtime's reserved ones. */

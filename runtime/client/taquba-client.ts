@@ -16,6 +16,7 @@ import { ConstructionGate } from "../internal-construction.js";
 import { setMaxListeners } from "node:events";
 import { decodeTime } from "ulid";
 import { ClosedError, PreconditionFailedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
+import type { ShardPlacement } from "../workflow/runs/shard-placement.js";
 import type { HeaderValues, JobDefinition, JobHandle, JobSubmitOptions } from "../contract/job-definition.js";
 import { RunnerJobHandle, type JobReader } from "../jobs/job-handle.js";
 import { readJobOutcome } from "../jobs/job-results.js";
@@ -605,10 +606,18 @@ export class TaqubaClient {
       const shards = this.#shards;
       const limit = opts.limit ?? DEFAULT_GROUP_LIMIT;
       // The first shard checks the limit as an unsharded listing does.
-      return mergeGroupPages(shards.length, limit, opts.cursor, (i, cursor) => shards[i]!.listGroups({ ...opts, ...(cursor === undefined ? {} : { cursor }) }));
+      // Each shard's page names a damaged member's derived run id routed to that shard.
+      return mergeGroupPages(shards.length, limit, opts.cursor, (i, cursor) =>
+        shards[i]!.#listGroupsOn({ ...opts, ...(cursor === undefined ? {} : { cursor }) }, { shard: i, shards: shards.length }),
+      );
     }
+    return this.#listGroupsOn(opts, undefined);
+  }
+
+  /** One page of this client's (a shard's) groups; `placement`: the shard it is, on a sharded store. */
+  async #listGroupsOn(opts: ListGroupsOptions, placement: ShardPlacement | undefined): Promise<GroupPage> {
     const view = await this.#refreshed();
-    return view === undefined ? { groups: [] } : view.listGroups(opts);
+    return view === undefined ? { groups: [] } : view.listGroups(opts, placement);
   }
 
   // ---- groups: members on every shard ----------------------------------

@@ -432,7 +432,7 @@ export class WorkflowRuntime {
 
   /** One page of this step queue's run groups with member counts (see {@link WorkflowView.listGroups}). */
   listGroups(opts?: ListGroupsOptions): Promise<GroupPage> {
-    return this.#view.listGroups(opts);
+    return this.#view.listGroups(opts, this.#core.placement);
   }
 
   /**

@@ -361,10 +361,30 @@ function runDamage(d) {
   );
 }
 
-async function run(id) {
+/**
+ * How far the page checked a parent's children's entries for damage (one
+ * read's worth a load, for a parent of more children than that), with a
+ * link to check the next ones.
+ */
+function childChecks(d) {
+  const c = d.childEntries;
+  if (!c) return null;
+  const enc = encodeURIComponent(d.runId);
+  const which = c.after === undefined ? "the first" : `those after child ${c.after}`;
+  return h(
+    "p",
+    { class: "muted", id: "child-checks" },
+    `Checked ${c.count} of its children's entries for damage (${which})${c.next ? "; more follow" : ""}; taquba runs repair --dry-run checks them all. `,
+    c.next ? h("a", { href: `#/run/${enc}?children_after=${encodeURIComponent(c.next)}`, "data-action": "next-children" }, "Check the next ones") : null,
+    c.after !== undefined ? h("a", { href: `#/run/${enc}`, "data-action": "first-children" }, " From the first") : null,
+  );
+}
+
+async function run(id, params) {
   let d;
   try {
-    d = await api(`/api/runs/${encodeURIComponent(id)}`);
+    const after = params?.get("children_after");
+    d = await api(`/api/runs/${encodeURIComponent(id)}${after ? `?children_after=${encodeURIComponent(after)}` : ""}`);
   } catch (err) {
     if (err.code === "STORE_CORRUPTED" || err.code === "GROUP_MEMBER_DAMAGED") return damagedRun(id, err);
     throw err;
@@ -414,6 +434,7 @@ async function run(id) {
     h("h1", {}, "Run ", h("span", { class: "mono", id: "run-id" }, d.runId), " ", stateBadge(d.state)),
     h("div", { class: "toolbar" }, buttons),
     runDamage(d),
+    childChecks(d),
     fields([
       ["workflow", d.workflow ? `${d.workflow}${d.kind === "job" ? " (job)" : ""}` : undefined],
       ["step", String(d.step)],
@@ -572,7 +593,7 @@ function route() {
   const params = new URLSearchParams(query ?? "");
   const parts = path.split("/").filter(Boolean);
   if (parts[0] === "runs") return ["runs", () => runs(params)];
-  if (parts[0] === "run" && parts[1]) return ["runs", () => run(decodeURIComponent(parts[1]))];
+  if (parts[0] === "run" && parts[1]) return ["runs", () => run(decodeURIComponent(parts[1]), params)];
   if (parts[0] === "waiting") return ["waiting", waiting];
   if (parts[0] === "dead") return ["dead", () => dead(params)];
   if (parts[0] === "groups") return ["groups", groups];

@@ -16,6 +16,7 @@ import { MAX_INSTANT_MS } from "../../time-bounds.js";
 import type { GroupDamage, GroupMemberCounts, GroupPage, GroupRow, ListGroupsOptions, UnreadableGroup } from "./group-listing.js";
 import { groupTag, memberRunId } from "./group-keys.js";
 import { RunId } from "../runs/run-id.js";
+import { routedOn, type ShardPlacement } from "../runs/shard-placement.js";
 import { describeValue, optionFields, refuseUnknownFields } from "../../option-values.js";
 
 export const GROUP_INDEX_PREFIX = `${RESERVED_KV_PREFIX}group-index/`;
@@ -41,6 +42,13 @@ function decodeGroupIndexEntry(bytes: Uint8Array, key: string): string {
 export interface GroupReads {
   readonly queueName: string;
   kvScan(prefix: string, opts?: KvScanOptions): Promise<KvPage>;
+  /**
+   * The shard the reads reach, on a sharded store: a group's members live
+   * on the shard of the runtime that made it, their run ids routed there
+   * (`-rN`), so a damaged member record that names no run is named by the
+   * id derived and routed so. Absent on a store of one shard.
+   */
+  readonly placement?: ShardPlacement | undefined;
 }
 
 const SUFFIX_RE = /^(\d{16})([0-9a-f]{20})$/;
@@ -89,7 +97,7 @@ export async function listGroups(reads: GroupReads, opts: unknown): Promise<Grou
       unreadable.push({ ...damagedEntry(e.value, tag, createdAtMs, err.detail), damage: { record: "index_entry", detail: err.detail } });
       continue;
     }
-    const members = await countMembers(reads, q, tag);
+    const members = await countMembers(reads, q, tag, reads.placement);
     if ("record" in members) {
       unreadable.push({ groupId, reason: `group ${JSON.stringify(groupId)} could not be counted: ${members.message}`, damage: members.damage });
       continue;
@@ -111,8 +119,19 @@ interface DamagedMember {
   readonly message: string;
 }
 
-/** The damage of member record `key` (`bytes`) that failed its check with `err`: its key, and its run as the record still names it. */
-function memberDamage(err: StoreCorruptedError, key: string, prefix: string, tag: string, bytes: Uint8Array): DamagedMember {
+/**
+ * The damage of member record `key` (`bytes`) that failed its check with
+ * `err`: its key, and its run as the record still names it, else as the
+ * group and key derive it, routed to `placement`'s shard.
+ */
+function memberDamage(
+  err: StoreCorruptedError,
+  key: string,
+  prefix: string,
+  tag: string,
+  bytes: Uint8Array,
+  placement: ShardPlacement | undefined,
+): DamagedMember {
   const memberKey = key.slice(prefix.length);
   let runId: string | undefined;
   try {
@@ -123,7 +142,7 @@ function memberDamage(err: StoreCorruptedError, key: string, prefix: string, tag
   }
   if (runId === undefined) {
     try {
-      runId = memberRunId(tag, memberKey);
+      runId = routedOn(memberRunId(tag, memberKey), placement);
     } catch {
       // A key no member run id is made of.
     }
@@ -185,7 +204,7 @@ function salvagedGroupId(bytes: Uint8Array, tag: string): string | undefined {
   return undefined;
 }
 
-async function countMembers(reads: GroupReads, q: string, tag: string): Promise<GroupMemberCounts | DamagedMember> {
+async function countMembers(reads: GroupReads, q: string, tag: string, placement: ShardPlacement | undefined): Promise<GroupMemberCounts | DamagedMember> {
   const c = { total: 0, active: 0, succeeded: 0, failed: 0, cancelled: 0 };
   const prefix = groupMembersPrefix(q, tag);
   let after: string | undefined;
@@ -197,7 +216,7 @@ async function countMembers(reads: GroupReads, q: string, tag: string): Promise<
         c[decodeGroupMember(e.value, e.key).state]++;
       } catch (err) {
         if (!(err instanceof StoreCorruptedError)) throw err;
-        return memberDamage(err, e.key, prefix, tag, e.value);
+        return memberDamage(err, e.key, prefix, tag, e.value, placement);
       }
     }
     if (page.nextCursor === undefined) return c;

@@ -18,12 +18,15 @@
  *   its step waits on, its group member record, its entry under its parent,
  *   its children's entries) are checked too: an active run ends failed as
  *   above, an ended run keeps its end and they are rewritten from it (an
- *   ended parent's children are settled first, as its own settlement of
- *   them would have).
+ *   ended parent's damaged child entries are rewritten with each child's
+ *   policy, and a job settling its children as its own settlement would
+ *   have goes in the same commit; the repair then settles them itself).
  *
- * One commit each, with the client's applied mark: a crash before it
- * leaves the damage for a second repair, one after it leaves a run whose
- * records read, which a second repair refuses as not damaged. A run
+ * One commit each, with the client's applied mark, compared on the
+ * damaged bytes read: a crash before it leaves the damage for a second
+ * repair, one after it leaves a run whose records read, which a second
+ * repair refuses as not damaged; of two repairs at once, one commits and
+ * the other, reading again, is refused so too. A run
  * with no damaged record is refused, so a healthy run is never ended here.
  *
  * With `remove`, the run is ended or mended so (a commit without the
@@ -71,7 +74,8 @@ import {
   type IndexEntry,
 } from "./run-index.js";
 import { terminationOfActive } from "./terminal.js";
-import { cancelRun } from "./cancel.js";
+import { settleEndedParent } from "../children/child-runs.js";
+import { HEADER_PARENT_ENDED, HEADER_PARENT_STATUS, HEADER_PARENT_SUBMISSION } from "../records/reserved.js";
 import { terminalEffectsWithoutWorker } from "./workerless-outcome.js";
 import { removalWords, removeEnded, type RemovalRecords } from "./run-removal.js";
 
@@ -102,8 +106,10 @@ export interface RepairOutcome {
    * under it were damaged, so the parent's settlement of its children
    * stopped at them and they would run on unowned. Each is settled as that
    * settlement would have (cancelled unless the parent succeeded or the
-   * child's run record keeps the policy `abandon`). For an active parent,
-   * the entries are rewritten and its end's settlement deals with them.
+   * child's run record keeps the policy `abandon`), by the repair and by a
+   * job its commit enqueues (a crash after the commit leaves the job). For
+   * an active parent, the entries are rewritten and its end's settlement
+   * deals with them.
    */
   readonly childrenCancelled?: readonly string[];
   /** True when nothing was written (`dryRun`). */
@@ -281,13 +287,35 @@ const recordReadsOf = (core: RuntimeCore): RecordReads => ({
   kvScan: (prefix, opts) => core.queue.kvScan(prefix, opts),
 });
 
+/** How many of a parent's child entries `findRunDamage` checks in one call (one read). */
+export const CHILD_ENTRIES_PER_CHECK = 256;
+
+/** What `findRunDamage` found, and how far it checked the run's children's entries. */
+export interface RunDamageCheck {
+  readonly damaged: readonly RunDamage[];
+  /**
+   * The children's entries checked: `count` of them, those after the
+   * child run id `after` (from the first when absent); `next`, the last
+   * one checked, when more follow (pass it as `childrenAfter` to check
+   * the next ones). A repair checks them all.
+   */
+  readonly childEntries: { readonly after?: string; readonly count: number; readonly next?: string };
+}
+
 /**
  * The damaged records of run `runId` that a repair would find (its own,
  * its listing entry where a record places it, and those beside it), read
  * without writing: for a page that shows a run whose own records read.
+ * Of its children's entries, one read's worth (`CHILD_ENTRIES_PER_CHECK`)
+ * after the child `childrenAfter`: a parent of thousands of children
+ * costs a page load one read, not one per 256 children.
  */
-export async function findRunDamage(reads: RecordReads, runId: string): Promise<readonly RunDamage[]> {
-  return (await readRecords(reads, RunId.parse(runId), false)).damaged;
+export async function findRunDamage(reads: RecordReads, runId: string, childrenAfter?: string): Promise<RunDamageCheck> {
+  const found = await readRecords(reads, RunId.parse(runId), false, {
+    limit: CHILD_ENTRIES_PER_CHECK,
+    ...(childrenAfter === undefined ? {} : { after: childrenAfter }),
+  });
+  return { damaged: found.damaged, childEntries: found.childrenChecked };
 }
 
 /** A record of the run beside its own, as stored, and whether it reads. */
@@ -314,6 +342,8 @@ interface Found {
   asChild?: Beside;
   /** Its children's damaged entries, with the child's run id. */
   childEntries: (Beside & { readonly childRunId: string })[];
+  /** How far its children's entries were checked (all of them, unless a bound was given). */
+  childrenChecked: RunDamageCheck["childEntries"];
   damaged: RunDamage[];
 }
 
@@ -338,20 +368,41 @@ async function besideRecord(
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 const mapOf = (v: unknown): Record<string, unknown> => (v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
-/** Every child entry of parent `runId` that does not read (all pages: one parent's children). */
-async function damagedChildEntries(reads: RecordReads, runId: string): Promise<(Beside & { readonly childRunId: string; readonly detail: string })[]> {
+/** A bound on the child entries read: `limit` of them (one read), after child run id `after`. */
+interface ChildBound {
+  readonly limit: number;
+  readonly after?: string;
+}
+
+/**
+ * The child entries of parent `runId` that do not read: all of them (one
+ * read per 256: one parent's children), or those within `bound`; and how
+ * far the check went.
+ */
+async function damagedChildEntries(
+  reads: RecordReads,
+  runId: string,
+  bound: ChildBound | undefined,
+): Promise<{ damaged: (Beside & { readonly childRunId: string; readonly detail: string })[]; checked: RunDamageCheck["childEntries"] }> {
   const prefix = childrenPrefix(reads.queueName, runId);
-  const out: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
-  for (let after: string | undefined; ; ) {
-    const page = await reads.kvScan(prefix, { limit: 256, ...(after === undefined ? {} : { after }) });
-    if (page.entries.length === 0) return out;
+  const damaged: (Beside & { readonly childRunId: string; readonly detail: string })[] = [];
+  let count = 0;
+  let last: string | undefined;
+  for (let after = bound?.after === undefined ? undefined : prefix + bound.after; ; ) {
+    const page = await reads.kvScan(prefix, { limit: bound?.limit ?? 256, ...(after === undefined ? {} : { after }) });
     for (const e of page.entries) {
-      after = e.key;
       const damage = damageOf(e.value, "child_entry", (b) => decodeChildEntry(b, e.key));
       const childRunId = e.key.slice(prefix.length);
+      last = childRunId;
       if (damage !== undefined)
-        out.push({ key: e.key, bytes: e.value, damaged: true, childRunId, detail: `child run ${JSON.stringify(childRunId)}: ${damage.detail}` });
+        damaged.push({ key: e.key, bytes: e.value, damaged: true, childRunId, detail: `child run ${JSON.stringify(childRunId)}: ${damage.detail}` });
     }
+    count += page.entries.length;
+    const from = bound?.after === undefined ? {} : { after: bound.after };
+    if (page.nextCursor === undefined) return { damaged, checked: { ...from, count } };
+    // A short page may still have more after it: the next check starts where this one stopped.
+    if (bound !== undefined) return { damaged, checked: { ...from, count, next: last ?? page.nextCursor.slice(prefix.length) } };
+    after = page.nextCursor;
   }
 }
 
@@ -369,7 +420,7 @@ async function scannedIndexEntry(reads: RecordReads, runId: string): Promise<{ k
   }
 }
 
-async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean): Promise<Found> {
+async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean, children?: ChildBound): Promise<Found> {
   const q = reads.queueName;
   const [runBytes, pointerBytes, endBytes] = await Promise.all([
     reads.kvGet(runKey(q, runId)),
@@ -406,6 +457,7 @@ async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean
     ...(submittedAtMs === undefined ? {} : { submittedAtMs }),
     indexUnchecked: at === undefined && !scanned,
     childEntries: [],
+    childrenChecked: { count: 0 },
     damaged,
   };
   const active = runBytes !== null || pointerBytes !== null;
@@ -450,7 +502,9 @@ async function readRecords(reads: RecordReads, runId: string, scanIndex: boolean
       if (r.damage !== undefined) damaged.push(r.damage);
     }
   }
-  for (const c of await damagedChildEntries(reads, runId)) {
+  const kids = await damagedChildEntries(reads, runId, children);
+  found.childrenChecked = kids.checked;
+  for (const c of kids.damaged) {
     found.childEntries.push(c);
     damaged.push({ record: "child_entry", detail: c.detail });
   }
@@ -589,17 +643,19 @@ async function mendRun(
       const key = terminalRecordKey(q, runId);
       const endDamaged = damaged.some((d) => d.record === "end_record");
       const rec: TerminalRecord = endDamaged ? rewrittenEnd(found, runId, damaged, now, key, knownAt) : decodeTerminalRecord(endBytes!, key);
-      // The ended parent's own settlement of its children stopped at these entries: each child is settled as it would have been
-      // (by the policy its run record keeps, else cancelled), before the entry goes (a crash in between leaves the entry, so a
-      // second repair does it again).
-      const cancelled: string[] = [];
-      for (const c of found.childEntries) {
-        const policy = await keptParentClose(core, c.childRunId);
-        if (rec.status !== "succeeded" && policy === "cancel" && RunId.isValid(c.childRunId)) cancelled.push(c.childRunId);
-      }
+      // The ended parent's own settlement of its children stopped at these entries: they are rewritten with the policy each
+      // child's run record keeps (else cancel), and a job settling the children as that settlement would have goes in the same
+      // commit, so an owner killed after it leaves the job, one killed before it the damage. The commit compares the damaged
+      // bytes: of two repairs at once, only one writes, and the other reads again and finds nothing damaged.
+      const policies = new Map<string, ParentClosePolicy>();
+      for (const c of found.childEntries) policies.set(c.key, await keptParentClose(core, c.childRunId));
+      const cancelled = found.childEntries.flatMap((c) =>
+        rec.status !== "succeeded" && policies.get(c.key) === "cancel" && RunId.isValid(c.childRunId) ? [c.childRunId] : [],
+      );
       const out = { ...base(endDamaged ? "end_rewritten" : "records_rewritten"), ...(cancelled.length === 0 ? {} : { childrenCancelled: cancelled }) };
       if (dryRun) return out;
-      for (const child of cancelled) await cancelRun(core, core.view, child);
+      // A child whose own records are damaged cannot be cancelled: refused here (naming its record), before anything is written.
+      for (const child of cancelled) await core.view.records(child);
       const effects = new SettlementEffects();
       const expected: { key: string; value: Uint8Array | null }[] = [];
       if (endDamaged) {
@@ -617,18 +673,20 @@ async function mendRun(
         expected.push({ key: m.key, value: m.bytes });
       }
       for (const c of found.childEntries) {
-        // A cancelled child's end removed its entry already.
-        const now = cancelled.includes(c.childRunId) ? await core.queue.kvGet(c.key) : c.bytes;
-        if (now === null) continue;
-        effects.kvDelete(c.key);
-        expected.push({ key: c.key, value: now });
+        effects.kvPut(c.key, encodeChildEntry({ parentClose: policies.get(c.key)! }));
+        expected.push({ key: c.key, value: c.bytes });
       }
+      if (found.childEntries.length > 0) effects.enqueue(q, encodeValue(rec.status), childSettlementJob(runId, rec, now));
       const entry = mendedIndex(found, submittedAtMs, {});
       if (entry !== undefined) {
         effects.kvPut(found.indexKey!, entry);
         expected.push({ key: found.indexKey!, value: found.indexBytes });
       }
-      if (await core.queue.kvCompareAndApply(expected, mark === undefined ? effects : markEffects(mark, out, effects))) return out;
+      if (await applyIfUnchanged(core, expected, mark === undefined ? effects : markEffects(mark, out, effects))) {
+        // Settled now, so the answer's children are cancelled when it returns (the job finds them settled).
+        if (found.childEntries.length > 0) await settleEndedParent(core, core.view, runId, rec.submission, rec.status);
+        return out;
+      }
     } else {
       const pointerKey = stepPointerKey(q, runId);
       const pointer: Partial<StepPointer> = salvagedPointer(fieldsOf(pointerBytes), pointerKey);
@@ -711,6 +769,21 @@ async function applyIfUnchanged(core: RuntimeCore, expected: readonly KvExpectat
   others.enqueues.push(...rest);
   const r = await core.queue.enqueueIfUnchanged(carrier.queueName, carrier.payload, carrier.opts ?? {}, others, expected);
   return r !== "raced" && r.outcome.newlyEnqueued;
+}
+
+/**
+ * The job that settles the children of ended parent `runId` (as its end's
+ * job does: `processParentEnded`), named by the repair's time so that the
+ * end's own job, long done, does not hold its name.
+ */
+function childSettlementJob(runId: string, rec: TerminalRecord, now: number): { dedupKey: string; headers: Record<string, string> } {
+  return {
+    dedupKey: `run:${runId}:parent-ended:repaired-${now}`,
+    headers: {
+      [HEADER_PARENT_ENDED]: runId,
+      ...(rec.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: rec.submission, [HEADER_PARENT_STATUS]: rec.status }),
+    },
+  };
 }
 
 /** A new end record of ended run `runId` saying failed, repaired, keeping what still reads of the old one. */

@@ -11,6 +11,7 @@ import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import type { ListRunsOptions, RunPage } from "./run-listing.js";
 import type { RunHistory } from "./run-history.js";
 import type { GroupPage, ListGroupsOptions } from "../groups/group-listing.js";
+import type { ShardPlacement } from "./shard-placement.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import { type KeyRefOf, type RunKeysRead, ViewRunKeys } from "./view-run-keys.js";
 import type { KvKeyRef } from "../../queue/user-keys.js";
@@ -411,10 +412,26 @@ export class WorkflowView {
     return history;
   }
 
-  /** One page of the step queue's run groups with their member counts, newest first. */
-  async listGroups(opts: ListGroupsOptions = {}): Promise<GroupPage> {
-    const page = await listGroups({ queueName: this.#queueName, kvScan: (p, o) => this.#src.kvScan(p, o) }, opts);
+  /**
+   * One page of the step queue's run groups with their member counts,
+   * newest first. `placement`: on a sharded store, the shard this view
+   * reads (a shard's runtime and a sharded client pass it), so a damaged
+   * member record that names no run is named by its routed id.
+   */
+  async listGroups(opts: ListGroupsOptions = {}, placement?: ShardPlacement): Promise<GroupPage> {
+    if (placement !== undefined && !isPlacement(placement))
+      throw new ValidationError(`listGroups' placement must be { shard, shards } with 0 <= shard < shards, got ${describeValue(placement)}`);
+    const page = await listGroups({ queueName: this.#queueName, kvScan: (p, o) => this.#src.kvScan(p, o), placement }, opts);
     await this.durable();
     return page;
   }
+}
+
+/** Whether `p` is a shard placement: integer `shards` of at least 1 and `shard` below it. */
+function isPlacement(p: unknown): p is ShardPlacement {
+  if (p === null || typeof p !== "object") return false;
+  const { shard, shards } = p as Record<string, unknown>;
+  return (
+    Number.isSafeInteger(shards) && (shards as number) >= 1 && Number.isSafeInteger(shard) && (shard as number) >= 0 && (shard as number) < (shards as number)
+  );
 }
