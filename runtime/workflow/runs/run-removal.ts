@@ -12,6 +12,7 @@
  * removal finishes; the commit carries the request's applied mark.
  */
 import { SettlementEffects } from "../../queue/effects.js";
+import { bytesEqual } from "../../store/bytes-equal.js";
 import { settleEndedParent } from "../children/child-runs.js";
 import { childrenPrefix, runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import { decodeTerminalRecord } from "../records/records.js";
@@ -77,6 +78,9 @@ export async function removeEnded(
   if (end !== undefined) await settleEndedParent(core, core.view, runId, end.submission, end.status);
   // Taking turns with submissions under the id, as the retention sweep does: a run submitted since keeps its memo.
   return core.submitLock.run(runId, async () => {
+    // Read again in the lock before the memo goes: a submission or retry of the id since the records were read
+    // (each takes this lock) keeps its memo, and the removal reads the records again.
+    if (!(await unchanged(core, runId, r))) return false;
     if (end !== undefined) await (end.memoPrefix === undefined ? core.memos : core.memos.withPrefix(end.memoPrefix)).clearMemosForRun(runId);
     const effects = new SettlementEffects().kvDelete(tk);
     if (end !== undefined) await stageForgotten(core.queue, q, end, effects);
@@ -98,6 +102,14 @@ export async function removeEnded(
       marked === undefined ? effects : marked(effects),
     );
   });
+}
+
+/** Whether run `runId` is still ended as `r` read it: no run record or step pointer, the same end record. */
+async function unchanged(core: RuntimeCore, runId: string, r: RemovalRecords): Promise<boolean> {
+  const q = core.queueName;
+  if ((await core.queue.kvGet(runKey(q, runId))) !== null || (await core.queue.kvGet(stepPointerKey(q, runId))) !== null) return false;
+  const end = await core.queue.kvGet(terminalRecordKey(q, runId));
+  return end === null || r.endBytes === null ? end === r.endBytes : bytesEqual(end, r.endBytes);
 }
 
 /** Stages the removal of run `runId`'s history entries (where no end record let `stageForgotten` do it). */

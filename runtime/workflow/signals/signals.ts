@@ -15,8 +15,8 @@ import { instruments } from "../../telemetry/metrics.js";
 import { endOk, endWithError, startSpan, traceSignalWait } from "../../telemetry/tracing.js";
 import type { ClaimedJob, EnqueueOptions } from "../../queue/types.js";
 import { SettlementEffects } from "../../queue/effects.js";
-import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey } from "../records/kv-keys.js";
-import { decodeSignalWait, signalWaitForCommit, type StepPointer } from "../records/records.js";
+import { signalBufferKey, signalDeliveredKey, signalTimedOutKey, signalWaitKey, stepPointerKey } from "../records/kv-keys.js";
+import { decodeSignalWait, decodeStepPointer, signalWaitForCommit, type StepPointer } from "../records/records.js";
 import { stageCommitOnly } from "../records/commit-bytes.js";
 import { HEADER_SIGNAL_DELIVERED, HEADER_SIGNAL_WAIT } from "../records/reserved.js";
 import type { SignalOutcome } from "../runs/run-types.js";
@@ -66,21 +66,32 @@ async function resolveWait(core: RuntimeCore, job: ClaimedJob, runId: string, st
   // Turn-taking with `signal` on this key: the buffer read below and its consumption are one step.
   return core.signalLock.run(correlationKey, async () => {
     const bufKey = signalBufferKey(core.queueName, correlationKey);
-    // A clear of the buffer (outside the key's lock) between the read and the commit fails the comparison: read again.
+    const pointerKey = stepPointerKey(core.queueName, runId);
+    // Each write below is held to this step still being its run's current one: a repair that ended the run
+    // since it was opened deleted the step's signal records, and a write after that end would outlive the
+    // run (a later run under its id would observe it) and take a buffered signal from the next waiter.
+    // A change of the pointer or (outside the key's lock, by a clear) of the buffer fails the comparison: read again.
     for (;;) {
+      const pointer = await core.queue.kvGet(pointerKey);
+      // Ended or moved on: nothing is recorded, and the step's settlement finds the run ended.
+      if (pointer === null || decodeStepPointer(pointer, pointerKey).jobId !== job.id) return null;
+      const current = { key: pointerKey, value: pointer };
       // A signal that arrived while this step's timeout was promoting it: consume it now.
       const buffered = await core.queue.kvGet(bufKey);
-      if (buffered === null) break;
-      // Recorded for the step and removed from the buffer in one commit, so a crash cannot leave it both
-      // delivered here and buffered for the next waiter. A KV commit of its own: a job carrying it would be
-      // one more done job of the step queue than the run's steps.
-      const effects = new SettlementEffects().kvPut(deliveredKey, buffered).kvDelete(bufKey);
-      if (await core.queue.kvCompareAndApply([{ key: bufKey, value: buffered }], effects)) return buffered;
+      if (buffered !== null) {
+        // Recorded for the step and removed from the buffer in one commit, so a crash cannot leave it both
+        // delivered here and buffered for the next waiter. A KV commit of its own: a job carrying it would be
+        // one more done job of the step queue than the run's steps.
+        const effects = new SettlementEffects().kvPut(deliveredKey, buffered).kvDelete(bufKey);
+        if (await core.queue.kvCompareAndApply([{ key: bufKey, value: buffered }, current], effects)) return buffered;
+        continue;
+      }
+      // Durable before the runner sees the timeout: every later delivery of this step sees it too.
+      if (await core.queue.kvCompareAndApply([current], new SettlementEffects().kvPut(timedOutKey, TIMED_OUT))) {
+        instruments()?.signalsTimedOut.add(1, { "taquba.queue": core.queueName });
+        return null;
+      }
     }
-    // Durable before the runner sees the timeout: every later delivery of this step sees it too.
-    await core.queue.kvPut(timedOutKey, TIMED_OUT);
-    instruments()?.signalsTimedOut.add(1, { "taquba.queue": core.queueName });
-    return null;
   });
 }
 
