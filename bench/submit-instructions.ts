@@ -3,7 +3,10 @@
  * side-by-side shape (10-step runs whose runner continues at once,
  * MemoryStore, `maxConcurrentSteps(64)`, 50 runs in flight; see
  * bench/support/step-workload.ts), over a built checkout, in a process of
- * its own for callgrind, whose counts a loaded machine leaves as they are.
+ * its own for callgrind. The counts still move from run to run (the WAL's
+ * flush window, timers, the collector and the JIT run on time, and
+ * callgrind's slowness changes when): take several runs per tree and a
+ * wide N range before reading a difference of a few percent.
  *
  * `PART` picks what each run does after its submit, so a part's cost is the
  * difference of two parts' counts at the same N:
