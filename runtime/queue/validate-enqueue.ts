@@ -256,6 +256,51 @@ export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts:
   return Object.freeze(new CheckedItem(MINT, queueName, payload, Object.freeze(own)));
 }
 
+/** What a run's submission builds its first step's options from (see `drawnStepOptions`). */
+export interface SubmittedStepOptions {
+  readonly jobId: string;
+  readonly dedupKey: string;
+  readonly headers: Record<string, string>;
+  readonly priority?: number | undefined;
+  readonly maxAttempts?: number | undefined;
+  readonly runAt?: number | undefined;
+}
+
+/**
+ * @internal `drawnIdOptions` for options a run's submission built from what
+ * it checked: the run's headers (checked under the run's tighter limits)
+ * with short ones of the runtime's own, in a fresh object built for these
+ * options alone (frozen and taken as it is), a job id `nextJobId` of this
+ * queue drew and a dedup key made of a checked run id. As in
+ * `rebuiltEnqueueItem`, the strings are not checked again and the numbers
+ * are. Not exported by the package: a caller cannot stage unchecked options.
+ */
+export function drawnStepOptions(opts: SubmittedStepOptions): EnqueueOptions {
+  const { jobId, dedupKey, headers, priority, maxAttempts, runAt } = opts;
+  const own = new CheckedOptions(MINT);
+  if (priority !== undefined) {
+    validatePriority(priority, "EnqueueOptions.priority");
+    own.priority = priority;
+  }
+  if (runAt !== undefined) {
+    validateInstant("EnqueueOptions.runAt", runAt);
+    own.runAt = runAt;
+  }
+  own.dedupKey = dedupKey;
+  if (maxAttempts !== undefined) {
+    validatePositiveInt("EnqueueOptions.maxAttempts", maxAttempts);
+    own.maxAttempts = maxAttempts;
+  }
+  own.jobId = jobId;
+  // None is stored as none, as `validateEnqueueOptions` leaves it.
+  for (const _ in headers) {
+    own.headers = Object.freeze(headers);
+    break;
+  }
+  own.jobIdDrawn = true;
+  return Object.freeze(own);
+}
+
 /** The payload `drawnIdOptions` checks options against: only the options are checked there. */
 const NO_PAYLOAD = new Uint8Array(0);
 

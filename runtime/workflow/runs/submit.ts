@@ -36,7 +36,8 @@ import { describePayload, stageForgotten, stageSubmission } from "./index-effect
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
 import { jobIdOfTermination } from "./end-tokens.js";
-import { drawnIdOptions } from "../../queue/validate-enqueue.js";
+import { drawnIdOptions, drawnStepOptions } from "../../queue/validate-enqueue.js";
+import { setOwn } from "../../own-fields.js";
 import { drawRunIdentity } from "./drawn-identity.js";
 import { type Building } from "../../queue/cancel-state.js";
 import { blankCopy, callerField, describeValue, isOptionObject, NO_OPTIONS, ownHeader } from "../../option-values.js";
@@ -47,9 +48,13 @@ export function checkUserHeaders(headers: Readonly<Record<string, string>> | und
   if (headers === undefined) return {};
   // Names, sizes and `__proto__` first: a header the record could not carry is refused, never dropped.
   // The copy as checked (each value read once) is what the run carries, not a second read of the caller's object.
-  const out = checkRunHeaders(headers, what);
-  for (const k in out) if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
-  return out;
+  return refuseReservedHeaders(checkRunHeaders(headers, what));
+}
+
+/** `headers` (a copy `checkRunHeaders` made) unless one of its names has the reserved prefix: `ReservedHeaderError` then. */
+function refuseReservedHeaders(headers: Record<string, string>): Record<string, string> {
+  for (const k in headers) if (k.startsWith(RESERVED_HEADER_PREFIX)) throw new ReservedHeaderError(k);
+  return headers;
 }
 
 /**
@@ -146,13 +151,23 @@ export function runInputAtCall(runId: string, input: Uint8Array): Uint8Array {
 export function checkRunOptions(o: RunOptions, path = "RunOptions"): void {
   if (!isOptionObject(o)) throw new ValidationError(`${path} must be an object, got ${describeValue(o)}`);
   refuseUnknownRunOptionFields(o, path);
-  if (o.flow !== undefined) flowHeaders(o.flow, `${path}.flow`);
+  checkRunOptionValues(o, path);
+}
+
+/**
+ * `checkRunOptions` past the refusal of unknown fields, for options whose
+ * fields are known to be options (a copy `readRunOptions` made); returns
+ * the flow's step headers (see `flowHeaders`), undefined without a flow.
+ */
+function checkRunOptionValues(o: RunOptions, path: string): Record<string, string> | undefined {
+  const flow = o.flow === undefined ? undefined : flowHeaders(o.flow, `${path}.flow`);
   // Checked to the queue's bound here: past it the queue's own check named EnqueueOptions.maxAttempts instead.
   if (o.maxAttemptsPerStep !== undefined && !isPositiveCount(o.maxAttemptsPerStep)) {
     throw new ValidationError(`${path}.maxAttemptsPerStep must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${describeValue(o.maxAttemptsPerStep)}`);
   }
   if (o.runAt !== undefined) validateInstant(`${path}.runAt`, o.runAt);
   checkRunDebounce(o, path);
+  return flow;
 }
 
 export function checkEffects(effects: SettlementEffects | undefined): SettlementEffects | undefined {
@@ -215,19 +230,28 @@ export async function submitRun(
   const closed = core.events.closedError;
   if (closed !== undefined) throw new ClosedError("the queue", closed);
   // Each field read once: the spec checked below is the spec submitted.
-  spec = readRunSpec(spec) as RunSpec;
+  const given = spec;
+  spec = readRunSpec(given) as RunSpec;
   if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
     throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
   }
-  refuseUnknownRunSpecFields(spec);
-  const runId = spec.runId === undefined ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId);
+  // A copy `readRunSpec` made holds only a spec's fields, and its options (an object) only theirs, their
+  // headers checked (`readRunOptions`): none of that is checked a second time. What it returned as given is.
+  const read = spec !== given;
+  if (!read) refuseUnknownRunSpecFields(spec);
+  // A fresh id names no earlier run and no other submission: nothing to read under it, no turn to take.
+  const fresh = spec.runId === undefined;
+  const runId = fresh ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId!);
   const options: RunOptions = spec.options ?? NO_OPTIONS;
-  const headers = checkUserHeaders(options.headers);
+  const optionsRead = read && isOptionObject(options);
+  const headers = !optionsRead ? checkUserHeaders(options.headers) : options.headers === undefined ? {} : refuseReservedHeaders(options.headers);
   // The input as it is now: the submission reads the store before it enqueues, and the caller may change its array meanwhile.
   // The spec's input and effects as checked are held here, not in copies of the spec.
   const input = runInputAtCall(runId, spec.input);
   checkRunPayload(`the input of run "${runId}"`, input);
-  checkRunOptions(options);
+  if (!optionsRead) checkRunOptions(options);
+  // The flow's headers made once, here, for the run's steps (see `submitLocked`).
+  const flow = optionsRead ? checkRunOptionValues(options, "RunOptions") : options.flow === undefined ? undefined : flowHeaders(options.flow);
   const effects = checkEffects(spec.effects);
   const inputSha256 = sha256Hex(input);
   const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
@@ -237,10 +261,12 @@ export async function submitRun(
     const submission = new Submission(
       core,
       runId,
+      fresh,
       input,
       effects,
       options,
       headers,
+      flow,
       inputSha256,
       traceparent,
       group,
@@ -252,7 +278,8 @@ export async function submitRun(
     );
     // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
     // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
-    const out = await core.submitLock.run(runId, () => submitLocked(submission));
+    // No other submission, redrive, sweep or removal can name a fresh id before its records commit: no lock to take.
+    const out = fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
     if (out === "raced") {
       endOk(span, { "taquba.outcome": "raced" });
       return out;
@@ -299,12 +326,16 @@ class Submission {
   constructor(
     readonly core: RuntimeCore,
     readonly runId: RunId,
+    /** `runId` was drawn for this submission (`RunId.generate`): no record under it to read. */
+    readonly fresh: boolean,
     /** The input as it was at the call (see `runInputAtCall`). */
     readonly input: Uint8Array,
     /** The caller's effects, staged and checked (see `checkEffects`). */
     readonly effects: SettlementEffects | undefined,
     readonly options: RunOptions,
     readonly headers: Record<string, string>,
+    /** The flow's step headers as checked (`flowHeaders`), without the rule's limit; undefined without a flow. */
+    readonly flow: Record<string, string> | undefined,
     readonly inputSha256: string,
     readonly traceparent: string | undefined,
     readonly group: GroupRef | undefined,
@@ -321,7 +352,7 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
   // Each of the run's keys built once per submission.
   const rk = runKey(core.queueName, runId);
   const pk = stepPointerKey(core.queueName, runId);
-  const existingNow = readNow(core, rk);
+  const existingNow = s.fresh ? null : readNow(core, rk);
   const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(rk);
   if (existing !== null) {
     const record = decodeRunRecord(existing, rk);
@@ -371,15 +402,17 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
       );
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
-      const tk = terminalRecordKey(core.queueName, runId);
-      const earlierNow = readNow(core, tk);
-      const earlier = earlierNow !== undefined ? earlierNow : await core.queue.kvGet(tk);
-      if (earlier !== null) {
-        effects.kvDelete(tk);
-        await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+      if (!s.fresh) {
+        const tk = terminalRecordKey(core.queueName, runId);
+        const earlierNow = readNow(core, tk);
+        const earlier = earlierNow !== undefined ? earlierNow : await core.queue.kvGet(tk);
+        if (earlier !== null) {
+          effects.kvDelete(tk);
+          await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+        }
       }
       // The rule's limit travels with the steps, so readers in other processes can tell a full key.
-      const flow = options.flow === undefined ? NO_FLOW : withCurrentLimit(core, flowHeaders(options.flow));
+      const flow = s.flow === undefined ? NO_FLOW : withCurrentLimit(core, s.flow);
       stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
       if (s.mark !== undefined) markEffects(s.mark, { runId, jobId, newlySubmitted: true }, effects);
       if (group !== undefined) {
@@ -388,15 +421,8 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
           encodeGroupMember({ key: group.key, runId, incarnation: submission, state: "active" }),
         );
       }
-      const stepHeaders: Record<string, string> = { ...headers, ...flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0" };
-      if (s.traceparent !== undefined) stepHeaders[HEADER_TRACEPARENT] = s.traceparent;
-      const opts: Building<EnqueueOptions> = { jobId, dedupKey: stepDedupKey(runId, 0), headers: stepHeaders };
-      if (options.priority !== undefined) opts.priority = options.priority;
-      if (options.maxAttemptsPerStep !== undefined) opts.maxAttempts = options.maxAttemptsPerStep;
-      if (options.runAt !== undefined) opts.runAt = options.runAt;
-      if (options.debounce !== undefined) opts.debounce = { key: options.debounce.key, periodMs: options.debounce.periodMs };
       // Drawn from the queue this enqueue commits to: inserted without a look-up unless a caller's id may have taken it since.
-      const drawn = drawnIdOptions(opts);
+      const drawn = stepZeroOptions(s, jobId, flow);
       if (options.debounce !== undefined) return await submitDebounced(core, runId, input, drawn, effects, options.debounce, s.unchanged);
       if (s.unchanged !== undefined) {
         const out = await core.queue.enqueueIfUnchanged(core.queueName, input, drawn, effects, s.unchanged);
@@ -408,6 +434,45 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
       if (!drawnIdTaken(e, jobId)) throw e;
     }
   }
+}
+
+/**
+ * The checked options of the run's first step, job `jobId`, with `flow`'s
+ * headers. Without a flow or a debounce, every string in them was checked
+ * by the submission (the run's headers under the run's tighter limits, with
+ * the reserved prefix refused; the run id) or made by the runtime (the
+ * step, the trace context, the dedup key), and the headers are copied into
+ * a fresh object by assignment, as the queue's check copies them: the queue
+ * does not check them again (`drawnStepOptions`). Otherwise the queue
+ * checks them all (`drawnIdOptions`): a flow's keys were checked for their
+ * length only.
+ */
+function stepZeroOptions(s: Submission, jobId: string, flow: Record<string, string>): EnqueueOptions {
+  const { runId, options, headers } = s;
+  if (flow === NO_FLOW && options.debounce === undefined) {
+    const stepHeaders: Record<string, string> = {};
+    // The run's own headers only (`checkRunHeaders` made them so), each under a name `Object.prototype` may hold too.
+    for (const k of Object.keys(headers)) setOwn(stepHeaders, k, headers[k]!);
+    stepHeaders[HEADER_RUN_ID] = runId;
+    stepHeaders[HEADER_STEP] = "0";
+    if (s.traceparent !== undefined) stepHeaders[HEADER_TRACEPARENT] = s.traceparent;
+    return drawnStepOptions({
+      jobId,
+      dedupKey: stepDedupKey(runId, 0),
+      headers: stepHeaders,
+      priority: options.priority,
+      maxAttempts: options.maxAttemptsPerStep,
+      runAt: options.runAt,
+    });
+  }
+  const stepHeaders: Record<string, string> = { ...headers, ...flow, [HEADER_RUN_ID]: runId, [HEADER_STEP]: "0" };
+  if (s.traceparent !== undefined) stepHeaders[HEADER_TRACEPARENT] = s.traceparent;
+  const opts: Building<EnqueueOptions> = { jobId, dedupKey: stepDedupKey(runId, 0), headers: stepHeaders };
+  if (options.priority !== undefined) opts.priority = options.priority;
+  if (options.maxAttemptsPerStep !== undefined) opts.maxAttempts = options.maxAttemptsPerStep;
+  if (options.runAt !== undefined) opts.runAt = options.runAt;
+  if (options.debounce !== undefined) opts.debounce = { key: options.debounce.key, periodMs: options.debounce.periodMs };
+  return drawnIdOptions(opts);
 }
 
 /**
