@@ -14,7 +14,8 @@
  *
  * Usage: `npx tsx bench/local-put-main-cpu.ts`. Env: N (300 puts per pass),
  * SIZES (15000,29000: a WAL object's bytes at two cohorts and at one),
- * SLEEP_MS (2). Passes alternate local, pool, memory, sleep per size, twice.
+ * SLEEP_MS (2), KINDS (local,pool,memory,sleep), ROUNDS (2). Passes alternate
+ * the kinds per size, round by round.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +27,9 @@ import { percentile } from "./support/percentile.js";
 const N = Number(process.env.N ?? 300);
 const SIZES = (process.env.SIZES ?? "15000,29000").split(",").map(Number);
 const SLEEP_MS = Number(process.env.SLEEP_MS ?? 2);
+type Kind = "local" | "pool" | "memory" | "sleep";
+const KINDS = (process.env.KINDS ?? "local,pool,memory,sleep").split(",") as Kind[];
+const ROUNDS = Number(process.env.ROUNDS ?? 2);
 
 function mainThreadNs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]);
@@ -33,7 +37,7 @@ function mainThreadNs(): number {
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function pass(kind: "local" | "pool" | "memory" | "sleep", size: number): Promise<string> {
+async function pass(kind: Kind, size: number): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), "bench-put-main-cpu-"));
   const store = kind === "local" || kind === "pool" ? new T.LocalStore(dir, { putThread: kind === "local" }) : new T.MemoryStore();
   const body = new Uint8Array(size).fill(7);
@@ -59,10 +63,10 @@ async function pass(kind: "local" | "pool" | "memory" | "sleep", size: number): 
   }
 }
 
-console.log(`local-put-main-cpu: N=${N} SIZES=${SIZES.join(",")} SLEEP_MS=${SLEEP_MS} ${loadAverageText()}`);
-for (let round = 1; round <= 2; round++) {
+console.log(`local-put-main-cpu: N=${N} SIZES=${SIZES.join(",")} SLEEP_MS=${SLEEP_MS} KINDS=${KINDS.join(",")} ${loadAverageText()}`);
+for (let round = 1; round <= ROUNDS; round++) {
   for (const size of SIZES) {
-    for (const kind of ["local", "pool", "memory", "sleep"] as const) console.log(`round ${round} ${await pass(kind, size)}`);
+    for (const kind of KINDS) console.log(`round ${round} ${await pass(kind, size)}`);
   }
 }
 console.log(`load at end ${loadAverageText()}`);

@@ -29,6 +29,8 @@ function hex(byte: number): string {
 
 /** The file name of one key segment (never empty for a non-empty segment). */
 export function encodeSegment(segment: string): string {
+  // Most segments (WAL sequence numbers, lower-case ids) escape nothing: every put spells its key's last one.
+  if (isAllLiteral(segment) && !segment.endsWith(".") && !DEVICE_NAME.test(segment)) return segment;
   let out = "";
   const bytes = encoder.encode(segment);
   bytes.forEach((b, i) => {

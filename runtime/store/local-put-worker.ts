@@ -36,7 +36,7 @@
 
 /** Slots of the shared buffer's control words (Int32). */
 export const SLOT = {
-  /** 0 idle, 1 a request is waiting, 2 it was answered, 3 stop (see `STATE`). */
+  /** 0 idle, 1 a request is waiting, 2 it was answered, 3 stop, 4 the thread stopped unanswered (see `STATE`). */
   state: 0,
   /** Body length in bytes (request). */
   bodyLength: 1,
@@ -60,8 +60,13 @@ export const OUTCOME = {
   failedSync: 2,
 } as const;
 
-/** `stop`: end once the last put's tidy-up (after its answer) is done, its file for the next put dropped; set by `close()` when no put is in flight. */
-export const STATE = { idle: 0, asked: 1, answered: 2, stop: 3 } as const;
+/**
+ * `stop`: end once the last put's tidy-up (after its answer) is done, its
+ * file for the next put dropped; set by `close()` when no put is in flight.
+ * `lost`: set by the main thread, in place of `asked`, once the thread
+ * stopped with a put in flight unanswered; it ends that put's wait.
+ */
+export const STATE = { idle: 0, asked: 1, answered: 2, stop: 3, lost: 4 } as const;
 
 /** Control words: 6 Int32 (24 bytes), so that the stat answer (3 BigInt64) after them is aligned. */
 export const CONTROL_WORDS = 6;

@@ -435,12 +435,33 @@ export class LocalStore implements ObjectStore {
     return entries;
   }
 
-  async #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
+  /**
+   * One attempt at the put. A create-if-absent put into a directory already
+   * made, with a put thread free for it, goes straight to the thread: no
+   * async function of its own between the caller's await and the thread's
+   * answer (each would add a promise and microtasks per put on the main
+   * thread). Any other put goes through `#putAwaitingDir`.
+   */
+  #putOnce(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
+    if (createOnly && this.#putThreads !== undefined) {
+      const slash = key.lastIndexOf("/");
+      const dir = this.#putDirPath(slash === -1 ? "" : key.slice(0, slash));
+      const known = this.#ensureDir(dir);
+      if (known.isMade) {
+        const thread = this.#putThreads.free(body.length, dir);
+        if (thread !== undefined) return this.#putThroughThread(thread, key, body, dir, known, inDir(dir, encodeSegment(key.slice(slash + 1))));
+      }
+    }
+    return this.#putAwaitingDir(key, body, createOnly);
+  }
+
+  /** `#putOnce` once the key's directory is made: through a put thread if one is free (create-if-absent), else the pool. */
+  async #putAwaitingDir(key: string, body: Uint8Array, createOnly: boolean): Promise<{ etag: string }> {
     const slash = key.lastIndexOf("/");
     const dir = this.#putDirPath(slash === -1 ? "" : key.slice(0, slash));
     const known = this.#ensureDir(dir);
     if (!known.isMade) await known.made;
-    const target = path.join(dir, encodeSegment(key.slice(slash + 1)));
+    const target = inDir(dir, encodeSegment(key.slice(slash + 1)));
     const thread = createOnly ? this.#putThreads?.free(body.length, dir) : undefined;
     if (thread !== undefined) return this.#putThroughThread(thread, key, body, dir, known, target);
     const temp = this.#tempName(dir);
@@ -480,7 +501,7 @@ export class LocalStore implements ObjectStore {
 
   /** A temporary file name in `dir` that no other put (of any store or process) uses. */
   #tempName(dir: string): string {
-    return path.join(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${this.#tempTag}`);
+    return inDir(dir, `${TEMP_PREFIX}${process.pid}.${++this.#tempCounter}.${this.#tempTag}`);
   }
 
   /**
@@ -504,7 +525,7 @@ export class LocalStore implements ObjectStore {
       stat = await thread.put(temp, target, dir, body, true, next);
     } catch (err) {
       // Nothing was done; the thread is off for good, so this put and later ones go through the pool.
-      if (err instanceof PutThreadUnavailable) return this.#putOnce(key, body, true);
+      if (err instanceof PutThreadUnavailable) return this.#putAwaitingDir(key, body, true);
       if (err instanceof PutThreadStopped) {
         // Linked or not, the temporary name can go (a second name of the object's file at most).
         unlinkQuietly(temp);
@@ -859,6 +880,16 @@ function nameTooLong(key: string, file: string, root: string): ValidationError {
   return new ValidationError(
     `${what} needs a file path of ${Buffer.byteLength(file)} bytes, longer than the local file system allows; use a store directory with a shorter path, or shorter keys`,
   );
+}
+
+/**
+ * The path of `name` in `dir`, a directory path this store made (resolved,
+ * so already normal): `path.join` would normalise it again on every put.
+ * `name` is an encoded segment or a temporary name, neither of which holds
+ * a separator or is `.` or `..` (a trailing dot is escaped).
+ */
+function inDir(dir: string, name: string): string {
+  return dir.endsWith(path.sep) ? dir + name : dir + path.sep + name;
 }
 
 function etagOf(stat: { ino: bigint; size: bigint; mtimeNs: bigint }): string {
