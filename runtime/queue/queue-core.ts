@@ -28,7 +28,7 @@ import type { Txn } from "./txn.js";
 import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOutcome } from "./types.js";
 import { MonotonicUlids, PooledRandom } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
-import { checkPayloadSizes } from "./payload-limit.js";
+import { checkPayloadSize, checkPayloadSizes } from "./payload-limit.js";
 import { ownEnqueueItem } from "./validate-enqueue.js";
 
 const idDecoder = new TextDecoder();
@@ -437,10 +437,11 @@ export class QueueCore {
    */
   prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
     // An item pushed into a settlement's effects by hand is checked here, as staging would have.
+    const n = items.length;
+    if (n === 1) return this.#prepareOne(items[0]!);
     // Lists made by pushing onto an empty list of objects, not by `map`: V8's optimized `map` makes a holey list
     // where its builtin makes a packed one, and each kind is another class to the readers (see array-kinds).
-    const n = items.length;
-    // Sized for a settlement's one or two items (see `objectsWithRoom`): a list that grew at its first push cost 152 B.
+    // Sized for two items (see `objectsWithRoom`): a list that grew at its first push cost 152 B.
     const own = objectsWithRoom<EnqueueItem>(n);
     for (let i = 0; i < n; i++) own.push(ownEnqueueItem(items[i]!));
     // Before any payload is copied or written: a refused one changes nothing.
@@ -452,6 +453,20 @@ export class QueueCore {
     let big: PreparedEnqueue[] | undefined;
     for (const p of out) if (this.payloads.shouldOffload(p.payload)) (big ??= []).push(p);
     return big === undefined ? out : this.#offload(out, big);
+  }
+
+  /**
+   * `prepare` of one item (a settlement's usual case), read once from the
+   * caller's list, in the same order of checks: no list of the checked
+   * items, and the prepared list made as a literal of one (packed objects).
+   */
+  #prepareOne(given: EnqueueItem): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
+    const item = ownEnqueueItem(given);
+    checkPayloadSize(item, this.maxPayloadBytes);
+    // One item has no caller id to repeat (`callerIdsOfCommit`).
+    const p = preparedItem(this.callerIds, item);
+    const out = [p];
+    return this.payloads.shouldOffload(p.payload) ? this.#offload(out, [p]) : out;
   }
 
   async #offload(out: PreparedEnqueue[], big: PreparedEnqueue[]): Promise<PreparedEnqueue[]> {
