@@ -16,6 +16,30 @@ export function emptyObjects<T>(): T[] {
   return a as T[];
 }
 
+/**
+ * A new empty array of objects (packed, as `emptyObjects`) with room for
+ * `n` elements without growing, for a list that takes one or two (a
+ * settlement's enqueue, its outcome, a step's two records): V8 grows an
+ * empty array to 17 slots at its first element (152 B, most of it never
+ * used), where an array that held `n` elements keeps its `n` slots once
+ * they are popped (setting `length = 0` would let them go). Past two, an
+ * `emptyObjects` list (its first growth holds 17).
+ */
+export function objectsWithRoom<T>(n: number): T[] {
+  if (n === 1) {
+    const a: unknown[] = [null];
+    a.pop();
+    return a as T[];
+  }
+  if (n === 2) {
+    const a: unknown[] = [null, null];
+    a.pop();
+    a.pop();
+    return a as T[];
+  }
+  return emptyObjects<T>();
+}
+
 /** A new empty array whose elements kind is doubles (V8's PACKED_DOUBLE_ELEMENTS): expiry times in ms are past the small-integer range. */
 export function emptyDoubles(): number[] {
   const a = [0.5];

@@ -33,7 +33,7 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
-import { emptyObjects } from "./array-kinds.js";
+import { emptyObjects, objectsWithRoom } from "./array-kinds.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import { heldOncePrepared, holdPrepared } from "./held-settlement-payloads.js";
@@ -762,8 +762,8 @@ function submitSettlement(
     let chained: Chained | undefined;
     if (!result.applyEffects) outcomes = emptyObjects();
     else if (claimNext !== undefined && mayChain(core, txn, ctx, prepared, claimNext)) {
-      // Filled in index order, so packed (see array-kinds).
-      const all = emptyObjects<EnqueueOutcome>();
+      // Filled in index order, so packed, into room for them all (see array-kinds).
+      const all = objectsWithRoom<EnqueueOutcome>(prepared.length);
       const inserted = core.applyEffectsClaiming(txn, ctx, effects, prepared, claimNext.index, all);
       // Only once every insert went in: the outcomes of a transaction that threw would spare its offloaded payloads.
       outcomes = all;

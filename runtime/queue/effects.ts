@@ -3,6 +3,7 @@
  * commit in the same transaction as a settlement, a cancel or an enqueue.
  */
 import { ValidationError } from "../errors.js";
+import { objectsWithRoom } from "./array-kinds.js";
 import { describeValue, errorText } from "../option-values.js";
 import { KvValueTooLargeError } from "./errors.js";
 import { checkedEnqueueItem, rebuiltEnqueueItem, type RebuiltEnqueueOptions } from "./validate-enqueue.js";
@@ -248,8 +249,10 @@ function checkSize(key: string, value: OwnedBytes): void {
  * await queue.ack(job, effects);
  */
 export class SettlementEffects {
-  readonly kvOps: KvOp[] = [];
-  readonly enqueues: EnqueueItem[] = [];
+  // With room for what a workflow step's settlement stages (its history entry and step pointer, its next step):
+  // an empty literal grew to 17 slots at its first push (see `objectsWithRoom`).
+  readonly kvOps: KvOp[] = objectsWithRoom<KvOp>(2);
+  readonly enqueues: EnqueueItem[] = objectsWithRoom<EnqueueItem>(1);
 
   /**
    * Writes `value` at caller key `key`: the bytes as they are now (a copy

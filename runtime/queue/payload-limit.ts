@@ -31,9 +31,12 @@ export function resolvePayloadLimit(given: unknown): number {
 
 /** Throws `PayloadTooLargeError` for the first of `items` whose payload is over `max` bytes. */
 export function checkPayloadSizes(items: readonly EnqueueItem[], max: number): void {
+  for (const i of items) checkPayloadSize(i, max);
+}
+
+/** Throws `PayloadTooLargeError` when `item`'s payload is over `max` bytes. */
+export function checkPayloadSize(item: EnqueueItem, max: number): void {
   // The size read from the array itself: a subclass or own property cannot report less than its bytes.
-  for (const i of items) {
-    const size = payloadSize(i.payload);
-    if (size > max) throw new PayloadTooLargeError(i.queueName, size, max);
-  }
+  const size = payloadSize(item.payload);
+  if (size > max) throw new PayloadTooLargeError(item.queueName, size, max);
 }

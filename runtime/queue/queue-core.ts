@@ -21,14 +21,14 @@ import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
 import { CallerIdBound } from "./caller-id-bound.js";
-import { emptyObjects } from "./array-kinds.js";
+import { objectsWithRoom } from "./array-kinds.js";
 import { callerIdsOfCommit } from "./commit-caller-ids.js";
 import { insertJob, insertJobRecord, type InsertedJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { Txn } from "./txn.js";
 import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOutcome } from "./types.js";
 import { MonotonicUlids, PooledRandom } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
-import { checkPayloadSizes } from "./payload-limit.js";
+import { checkPayloadSize, checkPayloadSizes } from "./payload-limit.js";
 import { ownEnqueueItem } from "./validate-enqueue.js";
 
 const idDecoder = new TextDecoder();
@@ -437,20 +437,36 @@ export class QueueCore {
    */
   prepare(items: readonly EnqueueItem[]): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
     // An item pushed into a settlement's effects by hand is checked here, as staging would have.
+    const n = items.length;
+    if (n === 1) return this.#prepareOne(items[0]!);
     // Lists made by pushing onto an empty list of objects, not by `map`: V8's optimized `map` makes a holey list
     // where its builtin makes a packed one, and each kind is another class to the readers (see array-kinds).
-    const own = emptyObjects<EnqueueItem>();
-    const n = items.length;
+    // Sized for two items (see `objectsWithRoom`): a list that grew at its first push cost 152 B.
+    const own = objectsWithRoom<EnqueueItem>(n);
     for (let i = 0; i < n; i++) own.push(ownEnqueueItem(items[i]!));
     // Before any payload is copied or written: a refused one changes nothing.
     checkPayloadSizes(own, this.maxPayloadBytes);
     callerIdsOfCommit(own);
-    const out = emptyObjects<PreparedEnqueue>();
+    const out = objectsWithRoom<PreparedEnqueue>(n);
     for (let i = 0; i < n; i++) out.push(preparedItem(this.callerIds, own[i]!));
     // The list of payloads to offload made only when there is one: a settlement has one item, and none.
     let big: PreparedEnqueue[] | undefined;
     for (const p of out) if (this.payloads.shouldOffload(p.payload)) (big ??= []).push(p);
     return big === undefined ? out : this.#offload(out, big);
+  }
+
+  /**
+   * `prepare` of one item (a settlement's usual case), read once from the
+   * caller's list, in the same order of checks: no list of the checked
+   * items, and the prepared list made as a literal of one (packed objects).
+   */
+  #prepareOne(given: EnqueueItem): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
+    const item = ownEnqueueItem(given);
+    checkPayloadSize(item, this.maxPayloadBytes);
+    // One item has no caller id to repeat (`callerIdsOfCommit`).
+    const p = preparedItem(this.callerIds, item);
+    const out = [p];
+    return this.payloads.shouldOffload(p.payload) ? this.#offload(out, [p]) : out;
   }
 
   async #offload(out: PreparedEnqueue[], big: PreparedEnqueue[]): Promise<PreparedEnqueue[]> {
@@ -506,7 +522,7 @@ export class QueueCore {
   applyEffects(txn: Txn, ctx: TransitionContext, effects: SettlementEffects | undefined, prepared: readonly PreparedEnqueue[]): EnqueueOutcome[] {
     this.#applyKv(txn, effects);
     // A loop into a list of objects from the start (see array-kinds), not a `map` with a closure.
-    const outcomes = emptyObjects<EnqueueOutcome>();
+    const outcomes = objectsWithRoom<EnqueueOutcome>(prepared.length);
     for (let i = 0; i < prepared.length; i++) outcomes.push(insertJob(txn, ctx, prepared[i]!));
     return outcomes;
   }

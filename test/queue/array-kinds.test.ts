@@ -5,7 +5,9 @@
  * literal makes a list of small integers and V8's optimized `map` a holey
  * one, and each kind is another class to the functions reading the lists
  * (a deoptimization of each when it first meets one). Also the empty lists
- * `array-kinds` makes, for objects and for times. Run in a child process
+ * `array-kinds` makes, for objects and for times, those it makes with room
+ * for a few (empty, and filled past their room) and a new SettlementEffects'
+ * lists. Run in a child process
  * that turns on V8's natives syntax to read the kinds.
  */
 import { fileURLToPath } from "node:url";
@@ -27,6 +29,8 @@ describe("the elements kinds of a settlement's lists", () => {
         empties: Record<string, string>;
         pushed: string;
         times: string;
+        rooms: Record<string, { empty: string; length: number; filled: string; held: number[] }>;
+        effectLists: { kvOps: string; enqueues: string; lengths: number[] };
       };
       const sites = ["prepared at the transaction", "prepared at the announcement", "outcomes at the announcement"];
       expect(Object.keys(report.kinds).sort()).toEqual([...sites].sort());
@@ -38,6 +42,17 @@ describe("the elements kinds of a settlement's lists", () => {
       expect(report.empties).toEqual({ objects: "objects, packed", doubles: "doubles, packed" });
       expect(report.pushed).toBe("objects, packed");
       expect(report.times).toBe("doubles, packed");
+      // Lists made with room for one, two or three elements: empty, and still objects and packed past their room.
+      for (const n of [1, 2, 3]) {
+        expect(report.rooms[n], `room for ${n}`).toEqual({
+          empty: "objects, packed",
+          length: 0,
+          filled: "objects, packed",
+          held: Array.from({ length: n + 2 }, (_, i) => i),
+        });
+      }
+      // A new SettlementEffects' lists are made with room, empty, of the kind the queue's readers see.
+      expect(report.effectLists).toEqual({ kvOps: "objects, packed", enqueues: "objects, packed", lengths: [0, 0] });
     },
     HEAVY_TEST_MS,
   );
