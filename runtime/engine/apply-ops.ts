@@ -32,8 +32,8 @@ export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaM
     let had: boolean;
     if (op.kind === "put") {
       v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
-      had = tree.set(op.key, v, ascii);
-    } else had = tree.delete(op.key);
+      had = tree.set(op.key, v, ascii, op.hint);
+    } else had = tree.delete(op.key, op.hint);
     if (delta === undefined) continue;
     if (spans === undefined) delta.set(op.key, v, had === false);
     else {

@@ -83,6 +83,7 @@ import type { ObjectStore } from "../store/object-store.js";
 import { collectGarbage, publishManifest, writeSegments, type CheckpointWriter } from "./checkpoint.js";
 import { waitInBackground } from "../clock.js";
 import { resolveEngineOptions, type CommitOptions, type EngineOptions, type EngineStats, type ResolvedEngineOptions } from "./engine-options.js";
+import type { HeadedKey } from "./key-family.js";
 import { checkedKeyHeads, KeyHeads, MAX_KEY_HEADS } from "./key-heads.js";
 import { segmentRuns, type Manifest, type SegmentRef } from "./manifest.js";
 import { segmentKey } from "./layout.js";
@@ -488,6 +489,14 @@ export class Engine {
     return isPaged(v) ? this.#pager!.read(key, v) : heldValue(key, v);
   }
 
+  /** @internal `get` of a key its family made (key-family.ts): the memtable finds its tree without a search. */
+  getHeaded(key: HeadedKey): Uint8Array | undefined {
+    const k = key.key;
+    const v = this.#state.get(k, key);
+    if (v === undefined || v instanceof Uint8Array) return v;
+    return isPaged(v) ? this.#pager!.read(k, v) : heldValue(k, v);
+  }
+
   /**
    * @internal True when a commit keeps none of the value arrays it is given:
    * with `pageValues`, each value is packed into a string, or copied (see
@@ -509,6 +518,12 @@ export class Engine {
    */
   valueToken(key: string): ValueToken | undefined {
     const v = this.#state.get(key);
+    return v === undefined || isPaged(v) ? undefined : (v as unknown as ValueToken);
+  }
+
+  /** @internal `valueToken` of a key its family made (key-family.ts): the memtable finds its tree without a search. */
+  valueTokenHeaded(key: HeadedKey): ValueToken | undefined {
+    const v = this.#state.get(key.key, key);
     return v === undefined || isPaged(v) ? undefined : (v as unknown as ValueToken);
   }
 

@@ -16,6 +16,7 @@
  * Pure data structure: no IO.
  */
 import { compareKeys } from "../store/keys.js";
+import type { HeadedKey } from "./key-family.js";
 import { BLOCK_ENTRIES, KeyBytes, KeyRunBuilder } from "./key-run.js";
 import type { Memtable } from "./memtable.js";
 import type { OrderedMap } from "./ordered-map.js";
@@ -58,14 +59,14 @@ export class FrozenMemtable {
     return this.#table.size - (this.#builder.count - this.#lateKills.length);
   }
 
-  /** The value of `key` here, or undefined. */
-  get(key: string): StoredValue | undefined {
-    return this.#table.get(key);
+  /** The value of `key` here, or undefined. `hint`: see `Memtable.set`. */
+  get(key: string, hint?: HeadedKey): StoredValue | undefined {
+    return this.#table.get(key, hint);
   }
 
   /** Kills `key` here (a write or delete of it); false when not here. */
-  kill(key: string): boolean {
-    if (!this.#table.delete(key)) return false;
+  kill(key: string, hint?: HeadedKey): boolean {
+    if (!this.#table.delete(key, hint)) return false;
     if (this.#copiedTo !== undefined && compareKeys(key, this.#copiedTo) <= 0) this.#lateKills.push(key);
     return true;
   }

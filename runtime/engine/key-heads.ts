@@ -117,6 +117,23 @@ export class KeyHeads {
     }
     return this.#base[g]! + lo;
   }
+
+  /**
+   * The head every key starting with `prefix` has, or -1 when these heads
+   * split them (a bound longer than `prefix` starts with it) or `prefix` is
+   * empty. A bound at or before `prefix` is at or before each such key; any
+   * other bound that does not start with `prefix` differs from it at a unit
+   * where the bound is higher, so it is past each such key: the keys all
+   * count the bounds `prefix` counts (`KeyFamily`).
+   */
+  familyHead(prefix: string): number {
+    if (prefix.length === 0) return -1;
+    const u = prefix.charCodeAt(0);
+    const h = this.#first[Math.min(u, ASCII_UNITS)]!;
+    if (h >= 0) return h;
+    for (const bound of this.#bounds[-h - 1]!) if (bound.length > prefix.length && bound.startsWith(prefix)) return -1;
+    return this.headOf(prefix);
+  }
 }
 
 /**

@@ -44,6 +44,7 @@ import { compareKeys } from "../store/keys.js";
 import { FrozenMemtable } from "./frozen-memtable.js";
 import { BLOCK_ENTRIES, isWellFormed, KeyBytes, type KeyRun, RunCursor, RunReverseCursor, SPAN_HELD, type ValueSpan } from "./key-run.js";
 import { MAX_PACKED_BYTES, packedBytes, type StoredValue } from "./paged-value.js";
+import type { HeadedKey } from "./key-family.js";
 import type { KeyHeads } from "./key-heads.js";
 import { Memtable } from "./memtable.js";
 import {
@@ -357,9 +358,9 @@ export class LayeredState {
     return -1;
   }
 
-  /** The stored value of `key`, or undefined. Held bytes from a run come back as a fresh array. */
-  get(key: string): StoredValue | undefined {
-    const v = this.#mem.get(key) ?? this.#frozen?.get(key);
+  /** The stored value of `key`, or undefined. Held bytes from a run come back as a fresh array. `hint`: see `Memtable.set`. */
+  get(key: string, hint?: HeadedKey): StoredValue | undefined {
+    const v = this.#mem.get(key, hint) ?? this.#frozen?.get(key, hint);
     if (v !== undefined) return v;
     const i = this.#locate(key);
     return i < 0 ? undefined : this.#layers[i]!.run.value(this.#found.valueAt);
@@ -371,13 +372,13 @@ export class LayeredState {
     return this.#mem.get(key) !== undefined || this.#frozen?.get(key) !== undefined || this.#locate(key) >= 0;
   }
 
-  /** Sets `key` (in the memtable; an entry of it in a run dies); false when it had no value. `ascii`: see `Memtable.set`. */
-  set(key: string, value: StoredValue, ascii = false): boolean {
+  /** Sets `key` (in the memtable; an entry of it in a run dies); false when it had no value. `ascii`, `hint`: see `Memtable.set`. */
+  set(key: string, value: StoredValue, ascii = false, hint?: HeadedKey): boolean {
     this.#bytes += entryBytes(key, value);
     let had = true;
-    if (this.#mem.set(key, value, ascii)) {
+    if (this.#mem.set(key, value, ascii, hint)) {
       this.#added++;
-      had = this.#killInRuns(key);
+      had = this.#killInRuns(key, hint);
       if (this.#mem.size >= this.#freezeAt) this.#freeze(true);
       else if (this.#added >= this.#earlyAt) this.#growEarly();
       else if (this.#added >= this.#takeBackLookAt) this.#takeBackAfterGrow();
@@ -556,9 +557,9 @@ export class LayeredState {
     this.#freeze(false);
   }
 
-  /** Deletes `key`; false when it had no value. */
-  delete(key: string): boolean {
-    const had = this.#mem.delete(key) || this.#killInRuns(key);
+  /** Deletes `key`; false when it had no value. `hint`: see `Memtable.set`. */
+  delete(key: string, hint?: HeadedKey): boolean {
+    const had = this.#mem.delete(key, hint) || this.#killInRuns(key, hint);
     this.#work();
     return had;
   }
@@ -580,8 +581,8 @@ export class LayeredState {
   }
 
   /** Marks the run entry of `key` dead (or takes it from the frozen memtable, whose entries are the youngest); false when no run holds it live. */
-  #killInRuns(key: string): boolean {
-    if (this.#frozen?.kill(key)) {
+  #killInRuns(key: string, hint?: HeadedKey): boolean {
+    if (this.#frozen?.kill(key, hint)) {
       this.#youngKills++;
       return true;
     }

@@ -15,6 +15,7 @@
  * Queue and workflow keys are ASCII and never pay for the rebuild.
  */
 import { compareKeys, unitsBelowSurrogates } from "../store/keys.js";
+import type { HeadedKey } from "./key-family.js";
 import { KeyHeads } from "./key-heads.js";
 import { OrderedMap } from "./ordered-map.js";
 
@@ -71,18 +72,20 @@ export class Memtable<V> {
     return this.#tree.size;
   }
 
-  get(key: string): V | undefined {
-    return this.#tree.get(key);
+  /** The value of `key`; `hint`: see `set`. */
+  get(key: string, hint?: HeadedKey): V | undefined {
+    return this.#tree.get(key, hint);
   }
 
   /**
    * Sets `key`; true when it was not in the table. `ascii`: the caller knows
    * every unit of `key` is below U+0080 (a commit's WAL encoding learns it
-   * for the whole batch), so the key-order check is skipped.
+   * for the whole batch), so the key-order check is skipped. `hint`: the key
+   * as its family made it, whose head needs no search (key-family.ts).
    */
-  set(key: string, value: V, ascii = false): boolean {
+  set(key: string, value: V, ascii = false, hint?: HeadedKey): boolean {
     if (this.#plain && !ascii && !unitsBelowSurrogates(key)) this.#switchOrder();
-    return this.#tree.set(key, value);
+    return this.#tree.set(key, value, hint);
   }
 
   /**
@@ -96,9 +99,9 @@ export class Memtable<V> {
     this.#tree.set(key, value);
   }
 
-  /** Deletes `key`; false when it was not in the table. */
-  delete(key: string): boolean {
-    return this.#tree.delete(key);
+  /** Deletes `key`; false when it was not in the table. `hint`: see `set`. */
+  delete(key: string, hint?: HeadedKey): boolean {
+    return this.#tree.delete(key, hint);
   }
 
   /** The tree again under `compareKeys`: every key in it has only units below U+D800, so their order is already that one. */

@@ -27,6 +27,7 @@
  * is tried only for a few sets after a key went past every key, so a map
  * written in random order pays nothing for it.
  */
+import { type HeadedKey, hintedHead } from "./key-family.js";
 import { KeyHeads } from "./key-heads.js";
 import { PackedKeys } from "./packed-keys.js";
 
@@ -268,9 +269,10 @@ export class OrderedMap<V> {
     return this.#size;
   }
 
-  get(key: string): V | undefined {
+  /** The value of `key`; `hint`: see `set`. */
+  get(key: string, hint?: HeadedKey): V | undefined {
     const order = this.#order;
-    let node = this.#roots[this.#heads.headOf(key)] as Node<V> | null;
+    let node = this.#roots[this.#headOf(key, hint)] as Node<V> | null;
     if (node === null) return undefined;
     while (node.children !== null) {
       const i = lowerBound(node.keys, key, order);
@@ -281,9 +283,9 @@ export class OrderedMap<V> {
     return i >= 0 ? node.values![i] : undefined;
   }
 
-  /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. */
-  set(key: string, value: V): boolean {
-    const head = this.#heads.headOf(key);
+  /** Sets `key`; true when it was not in the map. An existing key keeps the string the map holds. `hint`: the key as its family made it, whose head needs no search (key-family.ts). */
+  set(key: string, value: V, hint?: HeadedKey): boolean {
+    const head = this.#headOf(key, hint);
     const roots = this.#roots;
     let root = roots[head] as Node<V> | null;
     if (root === null) {
@@ -379,9 +381,9 @@ export class OrderedMap<V> {
     return keys.length > MAX ? splitNode(node, at + 1 === keys.length - 1, false) : null;
   }
 
-  /** Deletes `key`; false when it was not in the map. */
-  delete(key: string): boolean {
-    const head = this.#heads.headOf(key);
+  /** Deletes `key`; false when it was not in the map. `hint`: see `set`. */
+  delete(key: string, hint?: HeadedKey): boolean {
+    const head = this.#headOf(key, hint);
     const roots = this.#roots;
     let root = roots[head] as Node<V> | null;
     if (root === null) return false;
@@ -392,6 +394,12 @@ export class OrderedMap<V> {
     while (root.children !== null && root.children.length === 1) root = root.children[0]!;
     roots[head] = entryCount(root) === 0 ? null : root;
     return true;
+  }
+
+  /** The head of `key`: its hint's when that applies (key-family.ts), else the search's. */
+  #headOf(key: string, hint: HeadedKey | undefined): number {
+    const h = hintedHead(this.#heads, key, hint);
+    return h >= 0 ? h : this.#heads.headOf(key);
   }
 
   /** Whether no head after `head` has keys: its last leaf is then the map's. */

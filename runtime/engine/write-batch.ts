@@ -2,8 +2,16 @@
  * @module A set of puts and deletes applied atomically by the engine.
  */
 
-/** One operation of a `WriteBatch`. */
-export type BatchOp = { kind: "put"; key: string; value: Uint8Array } | { kind: "delete"; key: string };
+import type { HeadedKey } from "./key-family.js";
+
+/**
+ * One operation of a `WriteBatch`. `hint` (internal): the key as its family
+ * made it, so the memtable places it without a search (key-family.ts); only
+ * an owned batch's ops keep it (`commitOwned`), `commit` reads ops without.
+ */
+export type BatchOp =
+  | { kind: "put"; key: string; value: Uint8Array /** @internal */; hint?: HeadedKey }
+  | { kind: "delete"; key: string /** @internal */; hint?: HeadedKey };
 
 /**
  * Ops are kept in the order given; a later op on the same key wins. The
@@ -20,6 +28,18 @@ export class WriteBatch {
   /** Sets `key` to `value`. The engine keeps `value` as is (a copy when it is a subclass of `Uint8Array` other than `Buffer`): do not mutate it after committing. A view of a detached or shrunk buffer is refused at the commit. */
   put(key: string, value: Uint8Array): this {
     this.ops.push({ kind: "put", key, value });
+    return this;
+  }
+
+  /** @internal `put` of a key its family made (key-family.ts), which the memtable places without a search. */
+  putHeaded(key: HeadedKey, value: Uint8Array): this {
+    this.ops.push({ kind: "put", key: key.key, value, hint: key });
+    return this;
+  }
+
+  /** @internal `delete` of a key its family made (see `putHeaded`). */
+  deleteHeaded(key: HeadedKey): this {
+    this.ops.push({ kind: "delete", key: key.key, hint: key });
     return this;
   }
 

@@ -2,6 +2,7 @@
  * @module `SettlementEffects`: caller KV writes and follow-up enqueues that
  * commit in the same transaction as a settlement, a cancel or an enqueue.
  */
+import type { HeadedKey } from "../engine/key-family.js";
 import { ValidationError } from "../errors.js";
 import { objectsWithRoom } from "./array-kinds.js";
 import { describeValue, errorText } from "../option-values.js";
@@ -44,9 +45,10 @@ class StagedPut {
   readonly key: string;
   readonly value: Uint8Array;
   readonly #value: OwnedBytes;
-  readonly #engineKey: string;
+  /** A key made under a prefix or a reference carries its head to the engine's memtable (engine/key-family.ts). */
+  readonly #engineKey: string | HeadedKey;
 
-  constructor(mint: symbol, key: string, value: OwnedBytes, engineKey: string) {
+  constructor(mint: symbol, key: string, value: OwnedBytes, engineKey: string | HeadedKey) {
     refuseUnminted(mint);
     this.key = key;
     this.value = value;
@@ -92,7 +94,8 @@ class StagedDelete {
 
 /** What committing staged KV ops needs of a transaction. */
 export interface KvTxn {
-  put(key: string, value: OwnedBytes): void;
+  /** `key`: a string, or a key made under a prefix that carries its head to the engine (engine/key-family.ts). */
+  put(key: string | HeadedKey, value: OwnedBytes): void;
   delete(key: string): void;
 }
 
@@ -184,7 +187,7 @@ function isStaged(op: unknown): op is KvOp {
 export function stageOwnedPut(effects: SettlementEffects, key: string | KvKeyRef, value: OwnedBytes): void {
   const name = typeof key === "string" ? key : key.key;
   // A kept key was validated before, and its engine key goes with the op (no look-up at the commit).
-  const engineKey = typeof key === "string" ? (keptEngineKey(key) ?? validKeyEngineKey(key)) : KvKeyRef.engineKeyOf(key);
+  const engineKey = typeof key === "string" ? (keptEngineKey(key) ?? validKeyEngineKey(key)) : KvKeyRef.headedKeyOf(key);
   checkSize(name, value);
   effects.kvOps.push(new StagedPut(MINT, name, value, engineKey));
 }
@@ -214,7 +217,7 @@ export function stageOwnedPutOnce(effects: SettlementEffects, key: string, value
 export function stageOwnedPutUnder(effects: SettlementEffects, prefix: KvKeyPrefixRef, suffix: string, value: OwnedBytes): void {
   const engineKey = KvKeyPrefixRef.engineKeyUnder(prefix, suffix);
   // The caller key cut out of the engine key flattens the engine key once, here; the memtable then compares it flat.
-  const name = engineKey.slice(USER.length);
+  const name = engineKey.key.slice(USER.length);
   checkSize(name, value);
   effects.kvOps.push(new StagedPut(MINT, name, value, engineKey));
 }

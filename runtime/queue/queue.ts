@@ -473,7 +473,9 @@ export class Queue {
    * be the engine's own: decode them, never hand them to user code.
    */
   kvGetNow(key: string | KvKeyRef): Uint8Array | null {
-    return this.#core.engine.get(KvKeyRef.engineKeyOf(key)) ?? null;
+    const engine = this.#core.engine;
+    // A reference's key carries its head: the memtable finds its tree without a search (engine/key-family.ts).
+    return (key instanceof KvKeyRef ? engine.getHeaded(KvKeyRef.headedKeyOf(key)) : engine.get(KvKeyRef.engineKeyOf(key))) ?? null;
   }
 
   /**
@@ -505,7 +507,8 @@ export class Queue {
    * and comparing it again.
    */
   kvTokenNow(key: string | KvKeyRef): KvToken | undefined {
-    return this.#core.engine.valueToken(KvKeyRef.engineKeyOf(key));
+    const engine = this.#core.engine;
+    return key instanceof KvKeyRef ? engine.valueTokenHeaded(KvKeyRef.headedKeyOf(key)) : engine.valueToken(KvKeyRef.engineKeyOf(key));
   }
 
   /**

@@ -7,6 +7,7 @@
  * serializable as long as it is built and committed within one turn of the
  * event loop: never `await` between creating a `Txn` and committing it.
  */
+import type { HeadedKey } from "../engine/key-family.js";
 import type { ScanOptions } from "../engine/engine.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import { WriteBatch, type BatchOp } from "../engine/write-batch.js";
@@ -140,9 +141,15 @@ export class Txn {
    * commit takes it unchecked (`commitOwned`). A caller's value becomes one
    * only through `copyCallerValue`.
    */
-  put(key: string, value: OwnedBytes): void {
-    this.#index?.set(key, value);
-    this.batch.put(key, value);
+  put(key: string | HeadedKey, value: OwnedBytes): void {
+    if (typeof key === "string") {
+      this.#index?.set(key, value);
+      this.batch.put(key, value);
+      return;
+    }
+    // A key made under a prefix: the engine's memtable places it by its family's head, without a search.
+    this.#index?.set(key.key, value);
+    this.batch.putHeaded(key, value);
   }
 
   delete(key: string): void {

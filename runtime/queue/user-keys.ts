@@ -9,6 +9,7 @@
  * entry) would only make the kept keys outlive the young generation of the
  * collector for nothing.
  */
+import { type HeadedKey, KeyFamily } from "../engine/key-family.js";
 import { ValidationError } from "../errors.js";
 import { userKey } from "./keys.js";
 import { KeptStrings } from "./kept-strings.js";
@@ -44,17 +45,25 @@ const KEY_REF_MINT = Symbol("KV key reference");
 export class KvKeyRef {
   readonly key: string;
   readonly #engineKey: string;
+  /** The engine key as a family of its own made it: the engine's memtable finds its tree once per set of heads, not by a search per use (engine/key-family.ts). */
+  readonly #headed: HeadedKey;
 
   private constructor(mint: symbol, key: string, engineKey: string) {
     // The constructor is reachable from any reference (`ref.constructor`): without the mint, a caller could pair a key it shows with any engine key.
     if (mint !== KEY_REF_MINT) throw new ValidationError("a KV key reference is made by the queue from a key, not by calling the constructor of one");
     this.key = key;
-    this.#engineKey = engineKey;
+    this.#headed = new KeyFamily(engineKey).key("");
+    this.#engineKey = this.#headed.key;
   }
 
   /** The reference of caller key `key`; throws as `validateKvKey` does for a key that is not valid. */
   static of(key: string): KvKeyRef {
     return new KvKeyRef(KEY_REF_MINT, key, keptUserEngineKey(key));
+  }
+
+  /** The engine key of reference `ref`, carrying its head (engine/key-family.ts). */
+  static headedKeyOf(ref: KvKeyRef): HeadedKey {
+    return ref.#headed;
   }
 
   /** The engine key of `key`, a caller key (looked up, kept from now on, validated when new) or a reference. */
@@ -76,14 +85,15 @@ export class KvKeyRef {
  */
 export class KvKeyPrefixRef {
   readonly prefix: string;
-  readonly #enginePrefix: string;
+  /** The engine prefix, whose keys the engine's memtable places by its head worked out once (engine/key-family.ts). */
+  readonly #family: KeyFamily;
   /** The prefix's UTF-8 length: a suffix may add up to `MAX_KV_KEY_BYTES` less this. */
   readonly #bytes: number;
 
   private constructor(mint: symbol, prefix: string, enginePrefix: string, bytes: number) {
     if (mint !== KEY_REF_MINT) throw new ValidationError("a KV key prefix reference is made by the queue from a prefix, not by calling the constructor of one");
     this.prefix = prefix;
-    this.#enginePrefix = enginePrefix;
+    this.#family = new KeyFamily(enginePrefix);
     this.#bytes = bytes;
   }
 
@@ -98,7 +108,7 @@ export class KvKeyPrefixRef {
    * does for a key that is not valid. Two well-formed strings join into a
    * well-formed one, so only the suffix is read.
    */
-  static engineKeyUnder(ref: KvKeyPrefixRef, suffix: string): string {
+  static engineKeyUnder(ref: KvKeyPrefixRef, suffix: string): HeadedKey {
     if (
       typeof suffix !== "string" ||
       (ref.#bytes === 0 && suffix.length === 0) ||
@@ -107,6 +117,6 @@ export class KvKeyPrefixRef {
     ) {
       validateKvKey(typeof suffix === "string" ? ref.prefix + suffix : suffix);
     }
-    return ref.#enginePrefix + suffix;
+    return ref.#family.key(suffix);
   }
 }
