@@ -38,6 +38,7 @@ import {
 } from "./schedule-record.js";
 import type { ComputedTickRun, ScheduleFire, ScheduleInfo, ScheduleInputHandler, ScheduleSpec } from "./schedule-types.js";
 import { planTicks } from "./tick-plan.js";
+import { listTicks } from "./backfill-ticks.js";
 import { RemoteRunsUnavailable, type ScheduleRouting } from "./schedule-routing.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
 import { InputMismatchError, ScheduleInputError, ScheduleNotFoundError } from "../workflow-errors.js";
@@ -413,14 +414,9 @@ export class Schedules {
     // Within a range checked before: its ticks are no more than that one's, so list only this part's (and one past it).
     const within = checked !== undefined && checked.times === timesKey && checked.toMs === toMs && checked.fromMs <= fromMs;
     const most = within ? Math.min(MAX_BACKFILL_TICKS, maxTicks + 1) : MAX_BACKFILL_TICKS;
-    const ticks: number[] = [];
-    for (let t = times.next(fromMs - 1); t !== null && t <= toMs; t = times.next(t)) {
-      if (ticks.length === most) {
-        if (within) break;
-        throw new ValidationError(`backfill of schedule "${id}" covers more than ${MAX_BACKFILL_TICKS} ticks; split the range`);
-      }
-      ticks.push(t);
-    }
+    // A few ticks per turn of the loop: the whole range's check holds the owner for seconds for a sparse expression.
+    const { ticks, more } = await listTicks(times, fromMs, toMs, most);
+    if (more && !within) throw new ValidationError(`backfill of schedule "${id}" covers more than ${MAX_BACKFILL_TICKS} ticks; split the range`);
     if (!within) {
       // Bounded by the schedules backfilled since the last clear.
       if (this.#checkedRanges.size >= 1024) this.#checkedRanges.clear();

@@ -99,8 +99,6 @@ export interface DeliveryParts {
   effects: EffectsHandle;
   kv: KvReadHandle;
   children: ChildRuns;
-  /** `isLastAttempt` as the claimed job has it already (same attempt counts); made from `attempt` and `maxAttempts` when absent. */
-  isLastAttempt?: () => boolean;
 }
 
 /**
@@ -258,8 +256,8 @@ function jobStepFields(
   this.effects = effects;
   this.kv = kv;
   this.children = children;
-  // The claimed job's own: the same counts, and no closure of its own per step.
-  this.isLastAttempt = job.isLastAttempt ?? lastAttemptOf(job.attempt, job.maxAttempts);
+  // The claimed job's own (a field every `StepJob` has): the same counts, and no closure of its own per step.
+  this.isLastAttempt = job.isLastAttempt;
   this.stepNumber = stepNumber;
   this.payload = payload;
   this.signal = signal;
@@ -287,7 +285,7 @@ function deliveryOf(p: DeliveryParts): Building<Delivery> {
   d.effects = p.effects;
   d.kv = p.kv;
   d.children = p.children;
-  d.isLastAttempt = p.isLastAttempt ?? lastAttemptOf(p.attempt, p.maxAttempts);
+  d.isLastAttempt = lastAttemptOf(p.attempt, p.maxAttempts);
   return Object.setPrototypeOf(d, Object.prototype) as Building<Delivery>;
 }
 
