@@ -18,14 +18,15 @@
  *
  * Parent (default): alternates child processes of settings A and B
  * (`SETTINGS`, comma-separated: `default` opens the engine without
- * `walCohorts`, a number sets it), the order reversed every other pair, and
+ * `walCohorts`, which is 1, a number sets it), the order reversed every
+ * other pair, and
  * prints each process's median and windows, then the medians per setting.
  * The side-by-side's figure for LocalStore is one such process's median.
  *
- * Usage: `npx tsx bench/cohort-windows.ts`. Env: SETTINGS (1,default), PAIRS (4), WARMUPS (4), REPEATS (3),
+ * Usage: `npx tsx bench/cohort-windows.ts`. Env: SETTINGS (1,2), PAIRS (4), WARMUPS (4), REPEATS (3),
  * N_TP (200), CONC (50), VERBOSE (0; 1 prints every window's counts), DIR (the stores' parent directory; the
- * system's temporary directory unless set: a tmpfs there makes puts short beside the wave's CPU, the quiet
- * machine's side of the chosen split, on a busy one).
+ * system's temporary directory unless set: a tmpfs there makes puts short beside the wave's CPU, as a quiet
+ * machine's fast disk would).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -39,7 +40,7 @@ import { loadAverageText } from "./support/load-average.js";
 import { median } from "./support/percentile.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
-const SETTINGS = (process.env.SETTINGS ?? "1,default").split(",");
+const SETTINGS = (process.env.SETTINGS ?? "1,2").split(",");
 const PAIRS = env("PAIRS", 4);
 const WARMUPS = env("WARMUPS", 4);
 const REPEATS = env("REPEATS", 3);
@@ -61,7 +62,7 @@ interface WindowRow {
   /** Share of landings whose wave was under 2 * MIN_COHORT_COMMITS (no split possible at 2 cohorts). */
   smallWaves: number;
   waveP50: number;
-  /** Share of landings after which two cohorts were in force (the chosen split's choice; 0 or 1 for a fixed setting). */
+  /** Share of landings after which two cohorts were in force (0 or 1: the setting is fixed). */
   splitLandings: number;
   inFlightShare: number;
   idleInFlightUs: number;

@@ -11,6 +11,8 @@ import { WAL_FENCE_JUMP, checkPrefix } from "./layout.js";
 import type { RetryPolicy } from "./retry.js";
 import { MAX_WAL_COHORTS } from "./wal-cohorts.js";
 
+/** `walCohorts` when not given (bench/RESULTS.md, "Cohorts at 50 in flight"). */
+const DEFAULT_WAL_COHORTS = 1;
 /** The bounds of `memtableKeys` (when not given, the engine chooses: memtable-size.ts). */
 export const MIN_MEMTABLE_KEYS = 1_024;
 export const MAX_MEMTABLE_KEYS = 4_194_304;
@@ -43,12 +45,7 @@ export interface EngineOptions {
    * its put runs while the rest of the wave still works; it pays off when
    * the put runs beside the main thread on a spare core (a local disk's put
    * thread), and costs a put per cohort where CPU is short. A whole number
-   * from 1 to 16. Default: chosen as the engine runs. Over a store whose
-   * puts contend (LocalStore) the writer measures a put's wall time and the
-   * main thread's time per commit of a wave, and at each landing splits in
-   * 2 while the put is shorter than the wave's time, else stays at 1 (a
-   * slow or busy disk): two cohorts win only while one cohort's work hides
-   * the other's put (docs/engine.md, "WAL cohorts"). Over any other store: 1.
+   * from 1 to 16. Default: 1.
    */
   walCohorts?: number;
   /** Key prefix of every object the engine writes: "" or ending in "/". Default: "". */
@@ -254,8 +251,7 @@ export interface ResolvedEngineOptions {
   flushIntervalMs: number;
   maxWalBytes: number;
   maxInflightWalPuts: number;
-  /** Undefined: chosen as the writer runs (wal-cohorts.ts). */
-  walCohorts: number | undefined;
+  walCohorts: number;
   prefix: string;
   /** Undefined: the engine chooses. */
   memtableKeys: number | undefined;
@@ -283,7 +279,7 @@ export function resolveEngineOptions(given: EngineOptions): ResolvedEngineOption
     flushIntervalMs: opts.flushIntervalMs ?? 2,
     maxWalBytes: opts.maxWalBytes ?? 4 * 1024 * 1024,
     maxInflightWalPuts: opts.maxInflightWalPuts ?? 16,
-    walCohorts: opts.walCohorts,
+    walCohorts: opts.walCohorts ?? DEFAULT_WAL_COHORTS,
     prefix: checkPrefix(opts.prefix ?? ""),
     memtableKeys: opts.memtableKeys,
     checkpointWalObjects: opts.checkpointWalObjects ?? 1000,

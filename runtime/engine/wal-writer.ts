@@ -35,11 +35,7 @@
  * end, rather than leave them an object that would go alone at its bound.
  * One committer at a time never waits for it (nothing is in flight). With
  * `walCohorts` above 1, an object may also go before the end of its turn,
- * once it holds its cohort's share of the last wave (wal-cohorts.ts); not
- * given, over a store whose puts contend, the writer picks 2 or 1 at each
- * landing from a put's wall time and the wave's work, both measured here,
- * and in lock step what gathered beside a put waits for its landing and
- * goes with the wave it releases.
+ * once it holds its cohort's share of the last wave (wal-cohorts.ts).
  *
  * Release by groups: the commits of one object wait on promises shared by at
  * most `RELEASE_GROUP` commits each. Once an object (and every earlier one)
@@ -63,7 +59,7 @@ import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { putsContend } from "../store/put-contention.js";
 import type { ByteWriter } from "./byte-io.js";
 import { SpareBuffers } from "./spare-buffers.js";
-import { CohortSeal, cohortTiming } from "./wal-cohorts.js";
+import { CohortSeal } from "./wal-cohorts.js";
 import { GatherBound, holdsOpen } from "./wal-gather-bound.js";
 import { WalBuilder, decodeWal, type EncodedKeys } from "./wal-format.js";
 import type { BatchOp } from "./write-batch.js";
@@ -107,8 +103,8 @@ export interface WalWriterOptions {
   maxWalBytes: number;
   maxInflight: number;
   retry: RetryPolicy;
-  /** Cohorts a wave of commits is split into (wal-cohorts.ts); 1 seals at the end of the turn only; undefined: chosen as it runs. */
-  cohorts: number | undefined;
+  /** Cohorts a wave of commits is split into (wal-cohorts.ts); 1 seals at the end of the turn only. */
+  cohorts: number;
 }
 
 interface Waiter {
@@ -206,10 +202,6 @@ export class WalWriter {
   #commitsToRelease = 0;
   #failure: TaqubaError | undefined;
   readonly #cohortSeal: CohortSeal;
-  /** For the chosen split only (`cohortTiming`): when the last landing released commits, the landing before the open object's first commit, and its last commit. */
-  #landedAt = Number.NaN;
-  #openedAfter = Number.NaN;
-  #lastAppendAt = Number.NaN;
   readonly stats: WalStats = { objects: 0, bytes: 0, batches: 0 };
 
   constructor(
@@ -258,10 +250,6 @@ export class WalWriter {
     }
     try {
       open.add(ops, room, keys);
-      if (this.#cohortSeal.chosen) {
-        this.#lastAppendAt = cohortTiming.now();
-        if (open.batchCount === 1) this.#openedAfter = this.#landedAt;
-      }
     } catch (err) {
       // An object opened for this batch alone would be sealed and stored empty: drop it.
       if (open.batchCount === 0) {
@@ -321,7 +309,6 @@ export class WalWriter {
     lendBody(bytes);
     this.#lastSize = Math.min(this.#opts.maxWalBytes, Math.max(MIN_FIRST_BUFFER, bytes.length + (bytes.length >> 2)));
     const wholeBytes = bytes.length + open.sharedKeyBytes;
-    this.#cohortSeal.noteObject(open.batchCount, this.#lastAppendAt - this.#openedAfter);
     const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, batches: open.batchCount, wholeBytes, landed: false };
     this.#batchesNotStored += open.batchCount;
     this.#openWaiters = [];
@@ -364,12 +351,6 @@ export class WalWriter {
     // Idle (nothing sealed and not yet durable): no one to share a window with.
     const idle = this.#sealed.length === 0;
     this.#timer = ms <= 0 || idle ? setImmediate(() => this.#onTimer()) : setTimeout(() => this.#onTimer(), ms);
-  }
-
-  /** Seals the open object at the end of this turn (its `#onTimer` then), whatever its window's timer was. */
-  #sealAtTurnEnd(): void {
-    this.#clearTimer();
-    this.#timer = setImmediate(() => this.#onTimer());
   }
 
   #clearTimer(): void {
@@ -450,7 +431,6 @@ export class WalWriter {
   async #send(s: Sealed): Promise<void> {
     const key = walKey(this.#prefix, s.seq);
     const sentAt = performance.now();
-    const startedAt = cohortTiming.now();
     try {
       const res = await timeWalPut(createOnce(this.#store, key, s.bytes, this.#opts.retry, () => this.#failure !== undefined));
       if (!res.created) throw this.#explainConflict(key, s.seq, res.existing);
@@ -463,7 +443,6 @@ export class WalWriter {
     s.landed = true;
     const took = performance.now() - sentAt;
     this.#gatherBound.notePut(took);
-    this.#cohortSeal.notePut(cohortTiming.now() - startedAt);
     this.#slowPuts = this.#groupsAfterSlowPuts && took >= releaseTuning.slowPutMs;
     // Counted with its keys whole: the state the checkpoint pages out grows with the commits, not with how well
     // their keys shared bytes, and a trigger on the stored bytes let a 1M fill's memory between checkpoints grow.
@@ -482,10 +461,7 @@ export class WalWriter {
       }
       released = true;
     }
-    if (released) {
-      this.#cohortSeal.noteLanding(durableCommits, this.#open?.batchCount ?? 0, this.#batchesNotStored);
-      if (this.#cohortSeal.chosen) this.#landedAt = cohortTiming.now();
-    }
+    if (released) this.#cohortSeal.noteLanding(durableCommits, this.#open?.batchCount ?? 0, this.#batchesNotStored);
     // A release in progress goes on at its own pace; otherwise the first group goes now (the pump below sends what it made due).
     if (released && this.#releaseTimer === undefined) this.#releaseStep();
     // Stored: its bytes are read no more (the store took its own copy or is done with them).
@@ -512,12 +488,8 @@ export class WalWriter {
     if (this.#failure) return;
     if (!this.#slowPuts) {
       // A fast store: every durable commit at once, as one wave, and the followers gathered while the put was
-      // in flight go now rather than at the end of the window; in the chosen lock step, with that wave's next
-      // commits at the end of this turn.
-      if (this.#open !== undefined && this.#sealed.length === 0) {
-        if (this.#cohortSeal.mergesAtLanding()) this.#sealAtTurnEnd();
-        else this.#flushDue = true;
-      }
+      // in flight go now rather than at the end of the window.
+      if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
       const all = this.#releasing;
       const from = this.#releaseHead;
       this.#releasing = [];

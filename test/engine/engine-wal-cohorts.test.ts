@@ -67,8 +67,8 @@ describe("WAL cohorts", () => {
     await reopened.close();
   });
 
-  it("keeps the wave in one object with walCohorts 1", async () => {
-    const { gated, engine } = await holdingWal(1);
+  it("keeps the wave in one object by default (walCohorts 1)", async () => {
+    const { gated, engine } = await holdingWal();
     const { sentWhenRun, followUps } = await releasedWave(gated, engine, 60);
     expect(sentWhenRun).toEqual(Array.from({ length: 60 }, () => 0));
     await releaseAll(gated);

@@ -73,9 +73,7 @@ describe.skipIf(process.platform !== "linux")("LocalStore's second put thread", 
 
   it("takes a WAL put made while the first thread is held; a crash then recovers up to the gap, and nothing past it was acknowledged", async () => {
     const dir = await tempDir();
-    // One cohort: an object sealed while another is on its way goes beside it (two cohorts, the engine's choice
-    // over a LocalStore, would hold it for that landing).
-    const engine = await Engine.open(new LocalStore(dir, { secondPutThread: true }), { flushIntervalMs: 0, walCohorts: 1 });
+    const engine = await Engine.open(new LocalStore(dir, { secondPutThread: true }), { flushIntervalMs: 0 });
     await engine.commit(new WriteBatch().put("before", enc("0")));
     const stored = walFiles(dir).length;
     const acknowledged: string[] = [];
