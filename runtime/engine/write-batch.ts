@@ -10,8 +10,19 @@ import type { HeadedKey } from "./key-family.js";
  * an owned batch's ops keep it (`commitOwned`), `commit` reads ops without.
  */
 export type BatchOp =
-  | { kind: "put"; key: string; value: Uint8Array /** @internal */; hint?: HeadedKey }
-  | { kind: "delete"; key: string /** @internal */; hint?: HeadedKey };
+  | {
+      kind: "put";
+      key: string;
+      value: Uint8Array;
+      /** @internal */
+      hint?: HeadedKey;
+    }
+  | {
+      kind: "delete";
+      key: string;
+      /** @internal */
+      hint?: HeadedKey;
+    };
 
 /**
  * Ops are kept in the order given; a later op on the same key wins. The
