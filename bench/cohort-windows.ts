@@ -38,6 +38,7 @@ import { CohortSeal } from "../runtime/engine/wal-cohorts.js";
 import { WalWriter } from "../runtime/engine/wal-writer.js";
 import { loadAverageText } from "./support/load-average.js";
 import { median } from "./support/percentile.js";
+import { WalPutWindows } from "./support/wal-put-windows.js";
 
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const SETTINGS = (process.env.SETTINGS ?? "1,2").split(",");
@@ -71,15 +72,9 @@ interface WindowRow {
 }
 
 // ---- counting hooks (child only) ----
+const walPuts = new WalPutWindows();
 const seen = {
   on: false,
-  puts: 0,
-  beside: 0,
-  inFlight: 0,
-  windowStart: 0,
-  windowElu: performance.eventLoopUtilization(),
-  inFlightMs: 0,
-  idleInFlightMs: 0,
   sealSizes: [] as number[],
   early: 0,
   held: 0,
@@ -88,23 +83,7 @@ const seen = {
 };
 
 function hook(): void {
-  const put = T.LocalStore.prototype.put;
-  T.LocalStore.prototype.put = async function (this: T.LocalStore, key: string, body: Uint8Array, opts?: T.PutOptions) {
-    if (!seen.on || opts?.ifNoneMatch !== "*") return put.call(this, key, body, opts);
-    seen.puts++;
-    if (seen.inFlight++ === 0) {
-      seen.windowStart = performance.now();
-      seen.windowElu = performance.eventLoopUtilization();
-    } else seen.beside++;
-    try {
-      return await put.call(this, key, body, opts);
-    } finally {
-      if (--seen.inFlight === 0) {
-        seen.inFlightMs += performance.now() - seen.windowStart;
-        seen.idleInFlightMs += performance.eventLoopUtilization(seen.windowElu).idle;
-      }
-    }
-  };
+  walPuts.wrap(T.LocalStore.prototype);
   const seal = WalWriter.prototype.seal;
   WalWriter.prototype.seal = function (this: WalWriter) {
     const before = this.stats.batches;
@@ -173,13 +152,15 @@ async function window(cohorts: number | undefined): Promise<WindowRow> {
   };
   try {
     await drive(10, 10);
-    Object.assign(seen, { on: true, puts: 0, beside: 0, inFlight: 0, inFlightMs: 0, idleInFlightMs: 0, sealSizes: [], early: 0, held: 0, waves: [], split: 0 });
+    Object.assign(seen, { on: true, sealSizes: [], early: 0, held: 0, waves: [], split: 0 });
+    walPuts.start();
     const cpu0 = mainThreadNs();
     const t0 = performance.now();
     await drive(N_TP, CONC);
     const wall = performance.now() - t0;
     const cpu = mainThreadNs() - cpu0;
     seen.on = false;
+    walPuts.on = false;
     const steps = N_TP * M;
     const sizes = seen.sealSizes;
     const ratios: number[] = [];
@@ -192,18 +173,18 @@ async function window(cohorts: number | undefined): Promise<WindowRow> {
     const commits = sizes.reduce((a, b) => a + b, 0);
     return {
       stepsPerSec: steps / (wall / 1000),
-      putsPerStep: seen.puts / steps,
+      putsPerStep: walPuts.puts / steps,
       commitsPerPut: commits / Math.max(1, sizes.length),
       evenness: ratios.length > 0 ? median(ratios) : 1,
       lopsided: lopsided / Math.max(1, ratios.length),
-      earlySealsPerPut: seen.early / Math.max(1, seen.puts),
-      heldForLandingPerPut: seen.held / Math.max(1, seen.puts),
+      earlySealsPerPut: seen.early / Math.max(1, walPuts.puts),
+      heldForLandingPerPut: seen.held / Math.max(1, walPuts.puts),
       smallWaves: seen.waves.filter((w) => w < 32).length / Math.max(1, seen.waves.length),
       waveP50: seen.waves.length > 0 ? median(seen.waves) : 0,
       splitLandings: seen.split / Math.max(1, seen.waves.length),
-      inFlightShare: seen.inFlightMs / wall,
-      idleInFlightUs: (seen.idleInFlightMs * 1000) / steps,
-      besidePerPut: seen.beside / Math.max(1, seen.puts),
+      inFlightShare: walPuts.inFlightMs / wall,
+      idleInFlightUs: (walPuts.idleInFlightMs * 1000) / steps,
+      besidePerPut: walPuts.beside / Math.max(1, walPuts.puts),
       cpuUs: cpu / 1000 / steps,
     };
   } finally {

@@ -41,6 +41,7 @@ import { passPutBodyReleased } from "../runtime/store/put-body.js";
 import { loadAverageText } from "./support/load-average.js";
 import { median, percentile } from "./support/percentile.js";
 import { chainRunner, runtimeWorkload, STEPS_PER_RUN } from "./support/step-workload.js";
+import { WalPutWindows } from "./support/wal-put-windows.js";
 
 const N_RUNS = Number(process.env.N_RUNS ?? 200);
 const CONC = Number(process.env.CONC ?? 50);
@@ -54,39 +55,8 @@ function mainThreadNs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]);
 }
 
-const seen = {
-  on: false,
-  puts: 0,
-  bytes: 0,
-  beside: 0,
-  inFlight: 0,
-  windowStart: 0,
-  windowElu: performance.eventLoopUtilization(),
-  inFlightMs: 0,
-  idleInFlightMs: 0,
-};
-
-function wrap(target: { put(key: string, body: Uint8Array, opts?: T.PutOptions): Promise<{ etag: string }> }): void {
-  const put = target.put;
-  target.put = async function (this: unknown, key: string, body: Uint8Array, opts?: T.PutOptions) {
-    if (!seen.on || opts?.ifNoneMatch !== "*") return put.call(this, key, body, opts);
-    seen.puts++;
-    seen.bytes += body.length;
-    if (seen.inFlight++ === 0) {
-      seen.windowStart = performance.now();
-      seen.windowElu = performance.eventLoopUtilization();
-    } else seen.beside++;
-    try {
-      return await put.call(this, key, body, opts);
-    } finally {
-      if (--seen.inFlight === 0) {
-        seen.inFlightMs += performance.now() - seen.windowStart;
-        seen.idleInFlightMs += performance.eventLoopUtilization(seen.windowElu).idle;
-      }
-    }
-  };
-}
-wrap(T.LocalStore.prototype);
+const seen = new WalPutWindows();
+seen.wrap(T.LocalStore.prototype);
 
 /** `store` seen through a proxy: the same calls, without the contention mark (its body release mark passed on). */
 function overlapping(store: T.LocalStore): T.ObjectStore {
@@ -121,7 +91,7 @@ async function round(mode: string): Promise<Row> {
   if (LATENCY_MS > 0) {
     // No put thread: what a schedule costs the main thread by its own work, without a thread's put beside it.
     store = T.withLatency(new T.MemoryStore(), { ms: LATENCY_MS });
-    wrap(store);
+    seen.wrap(store);
   } else {
     const local = new T.LocalStore(dir, { secondPutThread: parts.includes("2t") });
     store = groups ? overlapping(local) : local;
@@ -132,7 +102,7 @@ async function round(mode: string): Promise<Row> {
   const w = runtimeWorkload(T, queue, store, chainRunner(T), enc.encode(`0/${STEPS_PER_RUN}`));
   try {
     await w.drive(20, 10);
-    Object.assign(seen, { on: true, puts: 0, bytes: 0, beside: 0, inFlight: 0, inFlightMs: 0, idleInFlightMs: 0 });
+    seen.start();
     const cpu0 = mainThreadNs();
     const t0 = performance.now();
     const lat = await w.drive(N_RUNS, CONC);

@@ -15,15 +15,7 @@ import { HeadedKey, hintedHead, KeyFamily } from "../../runtime/engine/key-famil
 import { KeyHeads } from "../../runtime/engine/key-heads.js";
 import { Memtable } from "../../runtime/engine/memtable.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
-
-const DECLARED: readonly (readonly string[])[] = [
-  ["u/workflow/runs/", "u/workflow/steps/", "u/workflow/history/"],
-  ["u/w", "u/w/", "u/w/r", "u/w/r/", "u/w/r/x", "u/x"],
-  ["\u0000", "\u0000a", "\u007f\u007f", "a\u007f", "u", "zz", "~"],
-  ["j/", "c/q/", "c/q0", "c/", "p/q/0"],
-];
-
-const past = (p: string) => p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
+import { DECLARED, past } from "./fixtures/declared-heads.js";
 
 /** Families at the edges of each declared prefix, and others of every kind. */
 function familiesOf(prefixes: readonly string[]): string[] {

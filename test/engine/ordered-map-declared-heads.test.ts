@@ -19,17 +19,7 @@ import { testRandom, type TestRandom } from "../support/seed.js";
 import { checkAgainst, type Mapish, MODEL_ORDERS, modelWrites, plain, type Writable } from "./fixtures/ordered-map-model.js";
 import { SortedEntries } from "./fixtures/sorted-entries.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
-
-/** Declared prefix sets: nested families, neighbours, one-unit prefixes, prefixes ending in U+007F, at unit 0. */
-const DECLARED: readonly (readonly string[])[] = [
-  ["u/workflow/runs/", "u/workflow/steps/", "u/workflow/history/"],
-  ["u/w", "u/w/", "u/w/r", "u/w/r/", "u/w/r/x", "u/x"],
-  ["\u0000", "\u0000a", "\u007f\u007f", "a\u007f", "u", "zz", "~"],
-  ["j/", "c/q/", "c/q0", "c/", "p/q/0"],
-];
-
-/** The least key past every key starting with `p`. */
-const past = (p: string) => p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
+import { DECLARED, past } from "./fixtures/declared-heads.js";
 
 /** Keys at and around each prefix's edges, and others of every kind. */
 function stemsOf(prefixes: readonly string[]): string[] {

@@ -7,23 +7,17 @@
  * by the id the shard's group host derives, and `taquba runs repair` of
  * that id reaches the member and mends it.
  */
-import { pack } from "msgpackr";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { GroupMemberDamagedError, LocalStore, StoreCorruptedError } from "../../runtime/index.js";
-import { EXIT, main } from "../../operator/cli/main.js";
-import { groupMemberKey } from "../../runtime/workflow/records/kv-keys.js";
-import { groupTag, memberRunId } from "../../runtime/workflow/groups/group-keys.js";
-import { routedOn } from "../../runtime/workflow/runs/shard-placement.js";
-import { STEP_QUEUE } from "../client/fixtures/app.js";
+import { EXIT } from "../../operator/cli/main.js";
+import { memberRunId } from "../../runtime/workflow/groups/group-keys.js";
 import { openShardedApp } from "./fixtures/sharded-app.js";
+import { damageRoutedMember, operatorCli } from "./fixtures/sharded-damaged-member.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
 
 const tempDir = useTempDirs("taquba-sharded-member-text-");
 const SHARDS = 3;
-const enc = new TextEncoder();
 const SCENARIO_MS = scaledForLoad(120_000);
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -39,33 +33,14 @@ describe("a damaged member record's text on a sharded store", () => {
       const { owners } = await openShardedApp(store, SHARDS, cleanups);
 
       // A group of shard 1's runtime: its members live on shard 1, their ids routed there.
-      const keys = Array.from({ length: 8 }, (_, k) => `k${k}`);
-      const group = owners[1]!.runtime.group("local");
-      await group.submit(keys.map((key) => ({ key, input: enc.encode(JSON.stringify({ key })) })));
-      await until("the members ended", async () => (await group.status())?.succeeded === keys.length, SCENARIO_MS / 3);
-      const tag = groupTag("local");
-      const key = keys.find((k) => routedOn(memberRunId(tag, k), { shard: 1, shards: SHARDS }) !== memberRunId(tag, k))!;
-      expect(key, "a member whose id needs a route suffix").toBeDefined();
-      const runId = routedOn(memberRunId(tag, key), { shard: 1, shards: SHARDS });
-      expect(runId).toMatch(/-r\d+$/);
-      await owners[1]!.queue.kvPut(groupMemberKey(STEP_QUEUE, tag, key), new Uint8Array(pack("no record")));
+      const { group, keys, tag, key, runId } = await damageRoutedMember(owners, SHARDS, SCENARIO_MS / 3);
 
       const thrown = await group.status().catch((e: unknown) => e);
       expect(thrown).toBeInstanceOf(GroupMemberDamagedError);
       expect(thrown).toMatchObject({ memberRunId: runId, code: "GROUP_MEMBER_DAMAGED" });
       expect(thrown, "caught where a damaged store object is").toBeInstanceOf(StoreCorruptedError);
 
-      const url = pathToFileURL(dir).href;
-      const cli = async (...words: string[]) => {
-        const out: string[] = [];
-        const err: string[] = [];
-        const code = await main([words[0]!, words[1]!, url, ...words.slice(2), "--name", "app", "--step-queue", STEP_QUEUE, "--timeout", "60000"], {
-          out: (t) => out.push(t),
-          err: (t) => err.push(t),
-          color: false,
-        });
-        return { code, out: out.join("\n"), err: err.join("\n") };
-      };
+      const cli = operatorCli(dir);
       // The operator's view of the group reads the record on shard 1: its text names the routed id.
       const shown = await cli("groups", "show", "local");
       expect(shown.code).toBe(EXIT.failed);

@@ -7,42 +7,14 @@
  * step reading its timeout.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, StepOutcome, type Queue, type SettlementEffects, type Step, type StepRunner } from "taquba";
+import type { Queue, SettlementEffects } from "taquba";
 import { dec, enc, openEnv, until } from "./helpers.js";
-
-const HOUR = 3_600_000;
-
-/** Step 0 waits on the key in its payload; step 1 succeeds with the signal it observed. */
-const runner: StepRunner = {
-  async runStep(s: Step) {
-    if (s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, dec(s.payload), HOUR);
-    return StepOutcome.succeed(s.signal == null ? enc("timeout") : s.signal);
-  },
-};
-
-/**
- * Run "a" waits on key "k" until its timeout promotes the waiting step; the
- * signal sent then finds no waiter to wake and is buffered. The store and
- * clock go on to the next life.
- */
-async function signalBufferedAfterTimeout(): Promise<{ store: MemoryStore; clock: MockClock }> {
-  const store = new MemoryStore();
-  const clock = new MockClock();
-  const env1 = await openEnv(runner, { store, clock });
-  await env1.runtime.submit({ input: enc("k"), runId: "a" });
-  await until(async () => (await env1.runtime.status("a"))?.step === 1, "a waiting");
-  await env1.stop();
-  const env2 = await openEnv(runner, { store, clock, start: false });
-  clock.advance(HOUR);
-  await env2.queue.runMaintenance();
-  expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
-  await env2.stop();
-  return { store, clock };
-}
+import { HOUR, promotedWaiter, signalWaitRunner as runner } from "./fixtures/promoted-signal-waiter.js";
 
 describe("a signal sent after the timeout promoted its waiter", () => {
   it("reaches the step, and the step queue counts one done job per step (no extra job)", async () => {
-    const { store, clock } = await signalBufferedAfterTimeout();
+    // Run "a"'s wait timed out; the signal "P" sent then is buffered.
+    const { store, clock } = await promotedWaiter(true);
 
     const env3 = await openEnv(runner, { store, clock });
     expect(dec((await env3.runtime.wait("a")).outcome!.result)).toBe("P");
@@ -61,7 +33,7 @@ describe("a signal sent after the timeout promoted its waiter", () => {
   });
 
   it("a clear of the buffer between the step's read and its commit: the step reads the timeout, and nothing stays buffered", async () => {
-    const { store, clock } = await signalBufferedAfterTimeout();
+    const { store, clock } = await promotedWaiter(true);
 
     // The step's first commit compared on the buffer finds it cleared (as `clearSignal`, outside the key's lock, may).
     let cleared = 0;

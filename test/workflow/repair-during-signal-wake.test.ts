@@ -8,37 +8,13 @@
  * the same step reads its timeout, not the old run's signal.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, StepOutcome, type Queue, type Step, type StepRunner } from "taquba";
+import type { MemoryStore, MockClock, Queue } from "taquba";
 import { SIGNAL_DELIVERED_PREFIX, SIGNAL_TIMED_OUT_PREFIX, signalTimedOutKey } from "../../runtime/workflow/records/kv-keys.js";
 import { dec, enc, type Env, openEnv, until } from "./helpers.js";
 import { keysOf } from "./run-records.js";
+import { HOUR, promotedWaiter, signalWaitRunner as runner } from "./fixtures/promoted-signal-waiter.js";
 
-const HOUR = 3_600_000;
 const Q = "workflow-steps";
-
-/** Step 0 waits on the key in its payload; step 1 succeeds with the signal it observed. */
-const runner: StepRunner = {
-  async runStep(s: Step) {
-    if (s.stepNumber === 0) return StepOutcome.continueOnSignal(s.payload, dec(s.payload), HOUR);
-    return StepOutcome.succeed(s.signal == null ? enc("timeout") : s.signal);
-  },
-};
-
-/** Run "a" waits on key "k" until its timeout promotes the waiting step; with `signal`, a signal sent then is buffered. */
-async function promotedWaiter(signal: boolean): Promise<{ store: MemoryStore; clock: MockClock }> {
-  const store = new MemoryStore();
-  const clock = new MockClock();
-  const env1 = await openEnv(runner, { store, clock });
-  await env1.runtime.submit({ input: enc("k"), runId: "a" });
-  await until(async () => (await env1.runtime.status("a"))?.step === 1, "a waiting");
-  await env1.stop();
-  const env2 = await openEnv(runner, { store, clock, start: false });
-  clock.advance(HOUR);
-  await env2.queue.runMaintenance();
-  if (signal) expect(await env2.runtime.signal("k", enc("P"))).toBe("buffered");
-  await env2.stop();
-  return { store, clock };
-}
 
 /** The queue, with `act` run once, awaited, when the woken step of run "a" first reads whether it timed out. */
 function actingAtTimeoutRead(act: () => Promise<void>): (queue: Queue) => Queue {
@@ -71,20 +47,34 @@ async function signalRecordsOf(env: Env, runId: string): Promise<string[]> {
   return out;
 }
 
+/**
+ * A life on `store` in which run "a" is removed (its active step ended) when
+ * its woken step first reads whether it timed out; returns once the removal
+ * and that step settled, with the removal's report.
+ */
+async function removedAtTimeoutRead(store: MemoryStore, clock: MockClock): Promise<{ env: Env; removed: unknown }> {
+  let removed: unknown;
+  const env: Env = await openEnv(runner, {
+    store,
+    clock,
+    wrapQueue: actingAtTimeoutRead(async () => {
+      removed = await env.runtime.repairRun("a", { remove: true, endActive: true });
+    }),
+  });
+  try {
+    await until(async () => removed !== undefined && (await env.queue.view().stats(Q)).claimed === 0, "the removal and the woken step settled");
+  } catch (e) {
+    await env.stop();
+    throw e;
+  }
+  return { env, removed };
+}
+
 describe("a run removed while its woken step resolves its signal", () => {
   it("leaves the buffered signal for the next waiter, no signal record, and a new run under the id reads its own timeout", async () => {
     const { store, clock } = await promotedWaiter(true);
-    let env: Env | undefined;
-    let removed: unknown;
-    env = await openEnv(runner, {
-      store,
-      clock,
-      wrapQueue: actingAtTimeoutRead(async () => {
-        removed = await env!.runtime.repairRun("a", { remove: true, endActive: true });
-      }),
-    });
+    const { env, removed } = await removedAtTimeoutRead(store, clock);
     try {
-      await until(async () => removed !== undefined && (await env!.queue.view().stats(Q)).claimed === 0, "the removal and the woken step settled");
       expect(removed).toMatchObject({ action: "removed" });
       expect(await env.runtime.status("a")).toBeNull();
       expect(await keysOf(env, "a")).toEqual([]);
@@ -96,7 +86,7 @@ describe("a run removed while its woken step resolves its signal", () => {
 
       // A new run under the removed run's id, timing out at the same step, observes its timeout.
       await env.runtime.submit({ input: enc("k2"), runId: "a" });
-      await until(async () => (await env!.runtime.status("a"))?.step === 1, "the new a waiting");
+      await until(async () => (await env.runtime.status("a"))?.step === 1, "the new a waiting");
       clock.advance(HOUR);
       expect(dec((await env.runtime.wait("a")).outcome!.result)).toBe("timeout");
     } finally {
@@ -106,17 +96,8 @@ describe("a run removed while its woken step resolves its signal", () => {
 
   it("with no signal buffered, leaves no timed-out record of the removed run", async () => {
     const { store, clock } = await promotedWaiter(false);
-    let env: Env | undefined;
-    let removed: unknown;
-    env = await openEnv(runner, {
-      store,
-      clock,
-      wrapQueue: actingAtTimeoutRead(async () => {
-        removed = await env!.runtime.repairRun("a", { remove: true, endActive: true });
-      }),
-    });
+    const { env } = await removedAtTimeoutRead(store, clock);
     try {
-      await until(async () => removed !== undefined && (await env!.queue.view().stats(Q)).claimed === 0, "the removal and the woken step settled");
       expect(await keysOf(env, "a")).toEqual([]);
       expect(await signalRecordsOf(env, "a")).toEqual([]);
       // A signal sent now is buffered for the next waiter: no ended run takes it.

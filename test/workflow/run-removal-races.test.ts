@@ -8,7 +8,7 @@
  * second time.
  */
 import { describe, expect, it } from "vitest";
-import { RunNotDamagedError, StepOutcome, type Queue, type Step } from "taquba";
+import { RunNotDamagedError, StepOutcome, type Queue, type RunEnd, type Step } from "taquba";
 import { runHistoryPrefix } from "../../runtime/workflow/runs/history-records.js";
 import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
 
@@ -61,6 +61,15 @@ function memoRunner(counts: { computed: number; step1: number }, held: Promise<v
   });
 }
 
+/** Asks for run "r"'s removal, which finds the run active and refuses; then opens `held` and returns the run's end. */
+async function refusedRemovalThenEnd(env: Env, held: { open(): void }): Promise<RunEnd> {
+  const removal = await env.runtime.repairRun("r", { remove: true }).catch((e: unknown) => e);
+  expect(removal).toBeInstanceOf(RunNotDamagedError);
+  expect(removal).toMatchObject({ reason: "active_kept" });
+  held.open();
+  return env.runtime.wait("r");
+}
+
 describe("a removal racing the run's return under its id", () => {
   it("a retry between the removal's read and its memo clearing keeps the run's memo", async () => {
     const counts = { computed: 0, step1: 0 };
@@ -81,12 +90,8 @@ describe("a removal racing the run's return under its id", () => {
       expect(counts.computed).toBe(1);
 
       armed = true;
-      const removal = await env.runtime.repairRun("r", { remove: true }).catch((e: unknown) => e);
       // The retried run is active: not removed.
-      expect(removal).toBeInstanceOf(RunNotDamagedError);
-      expect(removal).toMatchObject({ reason: "active_kept" });
-      held.open();
-      const end = await env.runtime.wait("r");
+      const end = await refusedRemovalThenEnd(env, held);
       expect(end.termination.status).toBe("succeeded");
       // The memo the retry kept: the value computed once, not again.
       expect(dec(end.outcome!.result)).toBe("v1");
@@ -124,11 +129,7 @@ describe("a removal racing the run's return under its id", () => {
       expect(counts.computed).toBe(1);
 
       armed = true;
-      const removal = await env.runtime.repairRun("r", { remove: true }).catch((e: unknown) => e);
-      expect(removal).toBeInstanceOf(RunNotDamagedError);
-      expect(removal).toMatchObject({ reason: "active_kept" });
-      held.open();
-      const end = await env.runtime.wait("r");
+      const end = await refusedRemovalThenEnd(env, held);
       expect(dec(end.outcome!.result)).toBe("v2:v2");
       expect(counts.computed).toBe(2);
     } finally {
