@@ -90,12 +90,7 @@ export function validateEnqueueOptions(opts: EnqueueOptions, payload: unknown): 
     own.jobId = jobId;
   }
   if (headers !== undefined) {
-    const copy = checkedHeaders(headers);
-    // None is stored as none (the record's field left out), not as an empty object.
-    for (const _ in copy) {
-      own.headers = Object.freeze(copy);
-      break;
-    }
+    keepHeaders(own, checkedHeaders(headers));
   }
   if (debounce !== undefined) {
     if (!isOptionObject(debounce)) throw new ValidationError(`EnqueueOptions.debounce must be an object { key, periodMs }, got ${describeValue(debounce)}`);
@@ -248,12 +243,16 @@ export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts:
   own.jobId = jobId;
   // Never one set on Object.prototype: that would skip the look-up of an id the queue did not draw.
   if (jobIdDrawn === true && Object.hasOwn(opts, "jobIdDrawn")) own.jobIdDrawn = true;
-  // None is stored as none, as `validateEnqueueOptions` leaves it.
+  keepHeaders(own, headers);
+  return Object.freeze(new CheckedItem(MINT, queueName, payload, Object.freeze(own)));
+}
+
+/** Sets `headers` (frozen, taken as they are) on `own` unless there are none: none is stored as none (the record's field left out), not as an empty object. */
+function keepHeaders(own: CheckedOptions, headers: Record<string, string>): void {
   for (const _ in headers) {
     own.headers = Object.freeze(headers);
-    break;
+    return;
   }
-  return Object.freeze(new CheckedItem(MINT, queueName, payload, Object.freeze(own)));
 }
 
 /** What a run's submission builds its first step's options from (see `drawnStepOptions`). */
@@ -292,11 +291,7 @@ export function drawnStepOptions(opts: SubmittedStepOptions): EnqueueOptions {
     own.maxAttempts = maxAttempts;
   }
   own.jobId = jobId;
-  // None is stored as none, as `validateEnqueueOptions` leaves it.
-  for (const _ in headers) {
-    own.headers = Object.freeze(headers);
-    break;
-  }
+  keepHeaders(own, headers);
   own.jobIdDrawn = true;
   return Object.freeze(own);
 }
