@@ -15,12 +15,20 @@
  * size at landings (how many of them were too small to split); and with
  * them the share of wall time with a put in flight, the event loop's idle
  * time while one is, and the main thread's CPU per step (Linux schedstat).
+ * The window's timeline in three phases (ramp until the first run ends,
+ * steady until the last run is submitted, tail until the last ends): steps,
+ * WAL puts, commits per put, puts in flight, the loop's idle time with a put
+ * in flight; and the CPU of the process's threads by kind (main, V8's
+ * platform workers, the put thread with libuv's pool).
  *
  * Parent (default): alternates child processes of settings A and B
  * (`SETTINGS`, comma-separated: `default` opens the engine without
  * `walCohorts`, which is 1, a number sets it), the order reversed every
  * other pair, and
- * prints each process's median and windows, then the medians per setting.
+ * prints each process's median and windows, then the medians per setting,
+ * each window's figures (the median over the processes) phase by phase, and
+ * last the deciding figure: the median over the pairs of the second
+ * setting's process median over the first's, and the pairs it won.
  * The side-by-side's figure for LocalStore is one such process's median.
  *
  * Usage: `npx tsx bench/cohort-windows.ts`. Env: SETTINGS (1,2), PAIRS (4), WARMUPS (4), REPEATS (3),
@@ -49,6 +57,8 @@ const N_TP = env("N_TP", 200);
 const CONC = env("CONC", 50);
 const M = 10;
 const VERBOSE = process.env.VERBOSE === "1";
+/** The pairs' median ratio a second setting must reach (with three pairs in four won) to take the default: the side-by-side's own passes spread by more than a few per cent. */
+const DECIDES_AT = 1.05;
 
 interface WindowRow {
   stepsPerSec: number;
@@ -167,7 +177,11 @@ const startupThreads = new Set(readdirSync("/proc/self/task"));
  * concurrent marking and parallel scavenges; alive from start-up, before any store); the threads started
  * since (LocalStore's put thread, which the process's stores share, and libuv's pool).
  */
-function threadsUsPerStep(before: Map<string, { name: string; ns: number }>, after: Map<string, { name: string; ns: number }>, steps: number): Record<string, number> {
+function threadsUsPerStep(
+  before: Map<string, { name: string; ns: number }>,
+  after: Map<string, { name: string; ns: number }>,
+  steps: number,
+): Record<string, number> {
   const by: Record<string, number> = { main: 0, "V8 platform": 0, "put thread and pool": 0 };
   for (const [tid, { name, ns }] of after) {
     const kind = name === "main" ? "main" : startupThreads.has(tid) ? "V8 platform" : "put thread and pool";
@@ -423,10 +437,28 @@ if (process.env.COHORT_WINDOWS_CHILD !== undefined) {
     console.log(`${s}, window by window (median over ${procs.length} processes):`);
     for (let w = 0; w < WARMUPS + REPEATS; w++) {
       const r = medianRow(procs.map((rows) => rows[w]!));
-      console.log(`  window ${w + 1}${w < WARMUPS ? " (warm-up)" : ""}: ${r.stepsPerSec.toFixed(0)} steps/s, puts/step ${r.putsPerStep.toFixed(4)}, main CPU ${r.cpuUs.toFixed(1)} µs/step`);
+      console.log(
+        `  window ${w + 1}${w < WARMUPS ? " (warm-up)" : ""}: ${r.stepsPerSec.toFixed(0)} steps/s, puts/step ${r.putsPerStep.toFixed(4)}, main CPU ${r.cpuUs.toFixed(1)} µs/step`,
+      );
       console.log(`    ${fmtPhases(r)}`);
       console.log(`    threads µs/step: ${fmtThreads(r)}`);
     }
+  }
+  // The deciding figure for the default: each pair's second setting over its first, as the side-by-side would
+  // report them one after the other; the median of those ratios, and how many pairs the second won.
+  if (SETTINGS.length >= 2) {
+    const [a, b] = [SETTINGS[0]!, SETTINGS[1]!];
+    const fa = figures.get(a)!;
+    const fb = figures.get(b)!;
+    const ratios = fb.map((x, i) => x / fa[i]!);
+    const won = ratios.filter((r) => r > 1).length;
+    const ratio = median(ratios);
+    const byWindows = median(measured.get(b)!.map((r) => r.stepsPerSec)) / median(measured.get(a)!.map((r) => r.stepsPerSec));
+    const wins = ratio >= DECIDES_AT && won * 4 >= 3 * ratios.length;
+    console.log(
+      `deciding figure: ${b} over ${a}, median of the pairs' ratios ${ratio.toFixed(3)} (${ratios.map((r) => r.toFixed(2)).join(", ")}), ${b} ahead in ${won} of ${ratios.length} pairs; ` +
+        `by measured windows ${byWindows.toFixed(3)}: ${wins ? `${b} wins (at least ${DECIDES_AT} and three pairs in four)` : `${a} stays (${b} needs at least ${DECIDES_AT} and three pairs in four)`}`,
+    );
   }
   console.log(`load at end ${loadAverageText()}`);
 }
