@@ -79,7 +79,9 @@ for (const line of child.stdout.split("\n")) {
 
 // The bench's own functions and node's internals deoptimize too; what the runtime's code does is counted apart.
 const inRuntime = (s: Slice) => s.deopts.filter((d) => d.at.startsWith("runtime/")).length;
-console.log(`peer-window ${process.env.SOURCES ?? "this tree"}, WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`);
+console.log(
+  `peer-window ${process.env.SOURCES ?? "this tree"}, STORE=${process.env.STORE ?? "memory"} COHORTS=${process.env.COHORTS ?? "default"} WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`,
+);
 console.log("| slice | marked for optimization | compiled | deoptimized (in runtime/) | scavenges | full collections |");
 console.log("|---|---|---|---|---|---|");
 for (const s of slices)

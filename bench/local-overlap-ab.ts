@@ -22,7 +22,9 @@
  * the event loop's idle time while a put is in flight, per step (the time
  * nothing was ready to run: what a cycle pays beyond the main thread's
  * work); how many puts were issued beside another; the main thread's CPU
- * per step (Linux schedstat).
+ * per step (Linux schedstat), and that of V8's platform threads (compiles,
+ * marking) and of the put thread with libuv's pool: in a fresh process the
+ * first take the second core the put thread needs.
  *
  * With LATENCY_MS above 0 the store is a MemoryStore whose calls each take
  * that long (`withLatency`, puts that overlap: `lock` then releases at once
@@ -32,7 +34,7 @@
  * Usage: `npx tsx bench/local-overlap-ab.ts`. Env: MODES (lock,c2,groups,groups+2t), LATENCY_MS (0),
  * N_RUNS (200), CONC (50), ROUNDS (6); medians over the rounds after the first (all with one round).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as T from "../runtime/index.js";
@@ -53,6 +55,27 @@ const enc = new TextEncoder();
 
 function mainThreadNs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]);
+}
+
+/** The threads alive before any store was opened: V8's platform workers (concurrent compiles and marking, parallel scavenges) and Node's own. */
+const startupThreads = new Set(readdirSync("/proc/self/task"));
+
+/** Time on a core, ns, of V8's platform workers (other than the main thread, alive from start-up) and of the threads started since (the put thread, libuv's pool). */
+function otherThreadsNs(): { platform: number; later: number } {
+  let platform = 0;
+  let later = 0;
+  for (const t of readdirSync("/proc/self/task")) {
+    if (t === String(process.pid)) continue;
+    let ns: number;
+    try {
+      ns = Number(readFileSync(`/proc/self/task/${t}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      continue; // ended between the listing and the read
+    }
+    if (startupThreads.has(t)) platform += ns;
+    else later += ns;
+  }
+  return { platform, later };
 }
 
 const seen = new WalPutWindows();
@@ -80,6 +103,10 @@ interface Row {
   idleInFlightUs: number;
   besidePerPut: number;
   cpuUs: number;
+  /** V8's platform workers' CPU per step, µs: what competes with the put thread for the second core. */
+  platformUs: number;
+  /** The put thread's and libuv's pool's CPU per step, µs. */
+  laterUs: number;
 }
 
 async function round(mode: string): Promise<Row> {
@@ -104,10 +131,12 @@ async function round(mode: string): Promise<Row> {
     await w.drive(20, 10);
     seen.start();
     const cpu0 = mainThreadNs();
+    const others0 = otherThreadsNs();
     const t0 = performance.now();
     const lat = await w.drive(N_RUNS, CONC);
     const wall = performance.now() - t0;
     const cpu = mainThreadNs() - cpu0;
+    const others = otherThreadsNs();
     seen.on = false;
     const steps = N_RUNS * STEPS_PER_RUN;
     return {
@@ -120,6 +149,8 @@ async function round(mode: string): Promise<Row> {
       idleInFlightUs: (seen.idleInFlightMs * 1000) / steps,
       besidePerPut: seen.beside / seen.puts,
       cpuUs: cpu / 1000 / steps,
+      platformUs: (others.platform - others0.platform) / 1000 / steps,
+      laterUs: (others.later - others0.later) / 1000 / steps,
     };
   } finally {
     await w.close();
@@ -131,7 +162,8 @@ async function round(mode: string): Promise<Row> {
 const fmt = (r: Row) =>
   `${r.stepsPerSec.toFixed(0)} steps/s, per-step p50/p99 ${r.p50.toFixed(3)}/${r.p99.toFixed(3)} ms, puts/step ${r.putsPerStep.toFixed(4)}, ` +
   `${r.bytesPerPut.toFixed(0)} B/put, put in flight ${(100 * r.inFlightShare).toFixed(1)} % of wall, loop idle with a put in flight ${r.idleInFlightUs.toFixed(1)} µs/step, ` +
-  `puts beside another ${(100 * r.besidePerPut).toFixed(0)} %, main CPU ${r.cpuUs.toFixed(1)} µs/step`;
+  `puts beside another ${(100 * r.besidePerPut).toFixed(0)} %, main CPU ${r.cpuUs.toFixed(1)} µs/step, ` +
+  `V8 platform threads ${r.platformUs.toFixed(1)} µs/step, put thread and pool ${r.laterUs.toFixed(1)} µs/step`;
 
 console.log(`local-overlap-ab: LATENCY_MS=${LATENCY_MS} N_RUNS=${N_RUNS} CONC=${CONC} ROUNDS=${ROUNDS} MODES=${MODES.join(",")} ${loadAverageText()}`);
 const rows = new Map<string, Row[]>(MODES.map((m) => [m, []]));

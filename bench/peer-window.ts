@@ -30,7 +30,7 @@
  *
  * Run: `npx tsx bench/peer-window.ts`; env WINDOWS (5, the first is the
  * harness's warm-up), N_TP (200), CONC (50), M (10), PRIME (10), STORE
- * (memory | local), FLUSH_MS (queue default unless set), SITES (0),
+ * (memory | local), FLUSH_MS (queue default unless set), COHORTS (`walCohorts`; the default unless set), SITES (0),
  * NAMES (0; 1 counts the function names tsx's keepNames defines at run time,
  * per step and by the line that made the function), PROFILE (0), PROFILE_OUT (a path prefix: each profiled window's profile
  * is written to `<prefix>.<window>.cpuprofile`, for cpu-profile-shares.ts), FROM (a built checkout whose `dist/` to load instead of
@@ -55,6 +55,8 @@ const M = env("M", 10);
 const PRIME = env("PRIME", 10);
 const STORE = process.env.STORE ?? "memory";
 const FLUSH_MS = process.env.FLUSH_MS === undefined ? undefined : Number(process.env.FLUSH_MS);
+/** `walCohorts` for the engine (unset: the default), so jit-windows.ts can compare the WAL splits' windows. */
+const COHORTS = process.env.COHORTS === undefined ? undefined : Number(process.env.COHORTS);
 const SITES = process.env.SITES === "1";
 // Under tsx (esbuild's keepNames) every function a module's code makes at run time that is named by its binding
 // gets a `__name(fn, "name")` call, an `Object.defineProperty` of its name; dist/ (tsc) has none. Counted by the
@@ -274,7 +276,10 @@ interface Window {
 async function window(label: string, profile: boolean): Promise<Window> {
   const dir = mkdtempSync(join(tmpdir(), "taquba-window-"));
   const store = withCounting(STORE === "local" ? new LocalStore(dir) : new MemoryStore());
-  const queue = await Queue.open(store, "bench", FLUSH_MS === undefined ? undefined : { flushIntervalMs: FLUSH_MS });
+  const queue = await Queue.open(store, "bench", {
+    ...(FLUSH_MS === undefined ? {} : { flushIntervalMs: FLUSH_MS }),
+    ...(COHORTS === undefined ? {} : { engineOptions: { walCohorts: COHORTS } }),
+  });
   const runtime = WorkflowRuntime.builder(queue, store, runner, NoopTerminalHook).maxConcurrentSteps(64).build();
   const handle = runtime.spawn();
   const ends: number[] = [];
@@ -397,7 +402,7 @@ async function window(label: string, profile: boolean): Promise<Window> {
 
 const f = (x: number, d = 2) => x.toFixed(d);
 console.log(
-  `${FROM !== undefined ? `dist of ${FROM}` : `sources (tsx) of ${SOURCES ?? "this tree"}`} STORE=${STORE} N_TP=${N_TP} CONC=${CONC} M=${M} PRIME=${PRIME} FLUSH_MS=${FLUSH_MS ?? "default"} WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`,
+  `${FROM !== undefined ? `dist of ${FROM}` : `sources (tsx) of ${SOURCES ?? "this tree"}`} STORE=${STORE} N_TP=${N_TP} CONC=${CONC} M=${M} PRIME=${PRIME} FLUSH_MS=${FLUSH_MS ?? "default"} COHORTS=${COHORTS ?? "default"} WINDOWS=${WINDOWS}; load ${loadAverageText()}; node ${process.version}`,
 );
 const ws: Window[] = [];
 for (let i = 0; i < WINDOWS; i++) ws.push(await window(i === 0 ? "warm-up" : `window ${i}`, PROFILE && i > 0));
