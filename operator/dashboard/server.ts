@@ -77,7 +77,7 @@ function statusOf(e: unknown): number {
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID") return 400;
     if (e.code.endsWith("_NOT_FOUND")) return 404;
-    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED") return 409;
+    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED" || e.code === "REPAIR_PLAN_CHANGED") return 409;
     if (e.code === "CLIENT_TIMEOUT") return 504;
   }
   return 500;

@@ -330,14 +330,18 @@ function repairWhat(plan) {
         : "Its listing entry is rewritten; the run is not changed.";
 }
 
-/** A button that repairs run `id` through the owner, asking first with what the dry run found (the server words the damage). */
+/**
+ * A button that repairs run `id` through the owner, asking first with what the dry run found (the server words the damage);
+ * the repair carries that plan's token, so the owner refuses it when the run no longer gives that plan.
+ */
 function repairButton(id) {
   const enc = encodeURIComponent(id);
   const repair = async () => {
     try {
       const plan = await post(`/api/runs/${enc}/repair`, { dryRun: true });
       const damage = plan.damaged.map((d) => `its ${d.words} is damaged (${d.detail})`).join("; ");
-      await action(`Repair run ${id}? ${damage}. ${repairWhat(plan)}`, `/api/runs/${enc}/repair`, {}, () => `run ${id} repaired`);
+      // The confirmed plan goes with the repair: a run that changed since the dry run is refused, not repaired by another plan.
+      await action(`Repair run ${id}? ${damage}. ${repairWhat(plan)}`, `/api/runs/${enc}/repair`, { plan: plan.plan }, () => `run ${id} repaired`);
     } catch (e) {
       toast(e.message, true);
     }
