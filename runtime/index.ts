@@ -149,6 +149,7 @@ export {
   RunNotFoundError,
   RunNotRetryableError,
   RunNotDamagedError,
+  RepairPlanChangedError,
   ChildResultUnavailableError,
   ScheduleNotFoundError,
   ScheduleInputError,

@@ -102,6 +102,15 @@ export function renderRun(io: OperatorIo, d: RunDetail, now: number): string {
     ),
   ];
   if (d.omitted !== undefined) out.push(paint(io, "dim", `(history bounded: ${d.omitted.steps} older steps and ${d.omitted.attempts} attempts left out)`));
+  const page = d.historyPage;
+  if (page !== undefined)
+    out.push(
+      paint(
+        io,
+        "dim",
+        `(${page.count} history entries shown${page.after === undefined ? "" : ` after step ${page.after}`}${page.next === undefined ? "" : `; more follow: --history-after ${page.next}`})`,
+      ),
+    );
   const stacks = d.timeline.filter((e) => e.stack !== undefined);
   for (const e of stacks) {
     out.push("", paint(io, "dim", `step ${e.step ?? "?"} attempt ${e.attempt ?? "?"} ${e.errorName ?? "error"}:`));

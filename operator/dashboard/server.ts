@@ -77,7 +77,7 @@ function statusOf(e: unknown): number {
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID") return 400;
     if (e.code.endsWith("_NOT_FOUND")) return 404;
-    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED") return 409;
+    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED" || e.code === "REPAIR_PLAN_CHANGED") return 409;
     if (e.code === "CLIENT_TIMEOUT") return 504;
   }
   return 500;
@@ -223,7 +223,9 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
         // The part of a parent's children whose entries the page checks: one read's worth, after this child.
         const childrenAfter = strParam(url, "children_after");
         if (childrenAfter !== undefined && !RunId.isValid(childrenAfter)) throw new HttpError(400, "children_after must be a child's run id");
-        const detail = await ops.run(pathId(m[1]!), childrenAfter);
+        const historyAfter = strParam(url, "history_after");
+        if (historyAfter !== undefined && !/^(0|[1-9][0-9]{0,14})$/.test(historyAfter)) throw new HttpError(400, "history_after must be a step number");
+        const detail = await ops.run(pathId(m[1]!), childrenAfter, historyAfter === undefined ? undefined : Number(historyAfter));
         if (detail === null) throw new HttpError(404, "no record of this run: never submitted to this step queue, or ended and swept");
         return detail;
       },

@@ -178,11 +178,14 @@ export class Operations {
    * The run's page: its detail, history and the damage of its records. Of
    * a parent's children's entries, one read's worth is checked (those
    * after the child `childrenAfter`); `childEntries` says how far, when
-   * more follow or a later part was asked for.
+   * more follow or a later part was asked for. Of its history, one page
+   * (`HISTORY_ENTRIES_PER_PAGE` entries after step `historyAfter`, one
+   * read); `historyPage` says how far, the same way.
    */
-  async run(runId: string, childrenAfter?: string): Promise<RunDetail | null> {
+  async run(runId: string, childrenAfter?: string, historyAfter?: number): Promise<RunDetail | null> {
     const shards = await this.#sharded();
-    if (shards !== undefined) return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId, childrenAfter));
+    if (shards !== undefined)
+      return unopenedAsNull(() => new Operations(shards[shardOfRun(runId, shards.length)]!, this.#now).run(runId, childrenAfter, historyAfter));
     const view = await this.#src.view();
     const reader = await this.#src.reader();
     const detail = await readRunDetail(view, reader, runId);
@@ -199,7 +202,7 @@ export class Operations {
         ...(check.damaged.length === 0 ? {} : { damage: check.damaged.map(damageWithWords) }),
         ...(paged ? { childEntries: check.childEntries } : {}),
       },
-      await view.inspectRun(runId),
+      await view.inspectRunPage(runId, historyAfter),
     );
   }
 

@@ -14,6 +14,7 @@ import { RunId } from "../../runtime/workflow/runs/run-id.js";
 import type { RunErrorKind, RunState, TerminalStatus } from "../../runtime/workflow/runs/run-types.js";
 import type { WorkflowView } from "../../runtime/workflow/runs/workflow-view.js";
 import type { RunHistory } from "../../runtime/workflow/runs/run-history.js";
+import type { HistoryPage } from "../../runtime/workflow/runs/inspect-run.js";
 import { previewBytes, type BytesPreview } from "./bytes-preview.js";
 import type { RunDamageShown } from "./damage-text.js";
 
@@ -51,6 +52,12 @@ export interface RunDetail {
   readonly kind?: "workflow" | "job";
   /** Attempts and steps the bounded history left out. */
   readonly omitted?: { readonly steps: number; readonly attempts: number };
+  /**
+   * The history entries this read shows (one page of them: `count` after
+   * step `after`, from the first when absent; `next`, the last one's step,
+   * when more follow); absent when they all fit one page.
+   */
+  readonly historyPage?: { readonly after?: number; readonly count: number; readonly next?: number };
   readonly state: OperatorRunState;
   /** The runtime's own state name (`RunStatus.state`). */
   readonly runtimeState: RunState;
@@ -294,8 +301,9 @@ export function historyTimeline(h: RunHistory): TimelineEntry[] {
 }
 
 /** `detail` with the timeline of `history` in place of the one read from the step job, when a history exists. */
-export function withHistory(detail: RunDetail, history: RunHistory | null): RunDetail {
+export function withHistory(detail: RunDetail, history: (RunHistory & { readonly historyPage?: HistoryPage }) | null): RunDetail {
   if (history === null) return detail;
+  const page = history.historyPage;
   const attemptsDropped = history.steps.reduce((n, s) => n + s.attemptsDropped, 0);
   return {
     ...detail,
@@ -305,6 +313,7 @@ export function withHistory(detail: RunDetail, history: RunHistory | null): RunD
     ...(history.workflow === undefined ? {} : { workflow: history.workflow }),
     ...(history.kind === undefined ? {} : { kind: history.kind }),
     ...(history.stepsDropped > 0 || attemptsDropped > 0 ? { omitted: { steps: history.stepsDropped, attempts: attemptsDropped } } : {}),
+    ...(page !== undefined && (page.after !== undefined || page.next !== undefined) ? { historyPage: page } : {}),
     timeline: historyTimeline(history),
   };
 }

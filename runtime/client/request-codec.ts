@@ -13,6 +13,7 @@ import {
   InputMismatchError,
   isRunNotDamagedReason,
   RunNotDamagedError,
+  RepairPlanChangedError,
   RunNotFoundError,
   RunNotRetryableError,
   ScheduleNotFoundError,
@@ -53,6 +54,7 @@ export type InboxRequest =
       readonly scanIndex?: boolean;
       readonly remove?: boolean;
       readonly endActive?: boolean;
+      readonly plan?: string;
     }
   | ScheduleRequest
   | { readonly op: "groupManifest"; readonly groupId: string; readonly members: readonly GroupMemberInput[]; readonly options?: RunOptions }
@@ -316,6 +318,7 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
         ...(m["scanIndex"] === true ? { scanIndex: true } : {}),
         ...(m["remove"] === true ? { remove: true } : {}),
         ...(m["endActive"] === true ? { endActive: true } : {}),
+        ...(m["plan"] === undefined ? {} : { plan: str(m, "plan") }),
       };
     case "schedule": {
       const scheduleId = str(m, "scheduleId");
@@ -399,6 +402,7 @@ function isRepairOutcome(m: Record<string, unknown>): boolean {
     typeof m["action"] === "string" &&
     REPAIR_ACTIONS.includes(m["action"]) &&
     typeof m["dryRun"] === "boolean" &&
+    (m["plan"] === undefined || typeof m["plan"] === "string") &&
     (m["stepJobId"] === undefined || typeof m["stepJobId"] === "string") &&
     (m["childrenCancelled"] === undefined || (Array.isArray(m["childrenCancelled"]) && m["childrenCancelled"].every((c: unknown) => typeof c === "string"))) &&
     (m["removed"] === undefined || (Array.isArray(m["removed"]) && m["removed"].every((c: unknown) => typeof c === "string"))) &&
@@ -480,6 +484,7 @@ export function rebuildError(e: AnsweredError): Error {
   if (e.code === "RUN_NOT_DAMAGED" && e.runId !== undefined && isRunNotDamagedReason(e.reason)) {
     return new RunNotDamagedError(e.runId, e.reason);
   }
+  if (e.code === "REPAIR_PLAN_CHANGED" && e.runId !== undefined) return new RepairPlanChangedError(e.runId);
   if (e.code === "GROUP_NOT_FOUND" && e.groupId !== undefined) return new GroupNotFoundError(e.groupId);
   if (e.code === "GROUP_RECREATED" && e.groupId !== undefined && e.createdAtMs !== undefined && e.manifestCreatedAtMs !== undefined) {
     return new GroupRecreatedError(e.groupId, e.createdAtMs, e.manifestCreatedAtMs);

@@ -92,6 +92,22 @@ export class RunNotDamagedError extends TaqubaError {
 }
 
 /**
+ * `repairRun` with `plan` refused: the run's records no longer give the
+ * plan confirmed (a dry run's `RepairOutcome.plan`); they changed since
+ * it was made, or between the repair's read and its commit. Nothing was
+ * written: look at the run again, and confirm the new plan.
+ */
+export class RepairPlanChangedError extends TaqubaError {
+  constructor(readonly runId: string) {
+    super(
+      "REPAIR_PLAN_CHANGED",
+      `run "${runId}" was not repaired: the run changed since you looked, so the repair would not do what was confirmed; ` +
+        "review the new plan (taquba runs repair --dry-run, dryRun: true) and confirm that one",
+    );
+  }
+}
+
+/**
  * `step.children.outcome(signal)`: the child's end says its result (or a
  * whole error text) stayed in the child's result record, and that record
  * cannot be read. `reason`: `removed` (the child's records are gone) or

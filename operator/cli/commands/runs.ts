@@ -3,6 +3,7 @@
  * runs, newest first; one run's detail and timeline; its cancellation, its
  * retry and the repair of its damaged records through the owner.
  */
+import { HISTORY_ENTRIES_PER_PAGE } from "../../../runtime/workflow/runs/inspect-run.js";
 import type { RunPage, RunRow } from "../../../runtime/workflow/runs/run-listing.js";
 import { RUN_LIST_STATES, type RunListState } from "../../../runtime/workflow/runs/run-listing.js";
 import { Operations } from "../../inspect/operations.js";
@@ -102,9 +103,19 @@ const show: Command = {
   operands: "<runId>",
   arity: [1, 1],
   summary: "a run's state, headers, error and timeline (attempts, errors with stacks, waits, delays)",
-  async run({ io, json, session, operands }) {
+  options: {
+    "history-after": {
+      type: "string",
+      value: "STEP",
+      description: `the history entries after this step (one read shows ${HISTORY_ENTRIES_PER_PAGE} of them; historyPage.next names the next step to pass)`,
+    },
+  },
+  async run(ctx) {
+    const { io, json, session, operands } = ctx;
     const runId = operands[0]!;
-    const detail = await new Operations(session).run(runId);
+    const raw = stringOption(ctx, "history-after");
+    const historyAfter = raw === undefined ? undefined : raw === "0" ? 0 : positiveInt("history-after", raw, Number.MAX_SAFE_INTEGER);
+    const detail = await new Operations(session).run(runId, undefined, historyAfter);
     if (detail === null) {
       io.err(`no record of run ${JSON.stringify(clean(runId))}: it was never submitted to this step queue, or it ended and was swept`);
       return EXIT.notFound;

@@ -330,14 +330,18 @@ function repairWhat(plan) {
         : "Its listing entry is rewritten; the run is not changed.";
 }
 
-/** A button that repairs run `id` through the owner, asking first with what the dry run found (the server words the damage). */
+/**
+ * A button that repairs run `id` through the owner, asking first with what the dry run found (the server words the damage);
+ * the repair carries that plan's token, so the owner refuses it when the run no longer gives that plan.
+ */
 function repairButton(id) {
   const enc = encodeURIComponent(id);
   const repair = async () => {
     try {
       const plan = await post(`/api/runs/${enc}/repair`, { dryRun: true });
       const damage = plan.damaged.map((d) => `its ${d.words} is damaged (${d.detail})`).join("; ");
-      await action(`Repair run ${id}? ${damage}. ${repairWhat(plan)}`, `/api/runs/${enc}/repair`, {}, () => `run ${id} repaired`);
+      // The confirmed plan goes with the repair: a run that changed since the dry run is refused, not repaired by another plan.
+      await action(`Repair run ${id}? ${damage}. ${repairWhat(plan)}`, `/api/runs/${enc}/repair`, { plan: plan.plan }, () => `run ${id} repaired`);
     } catch (e) {
       toast(e.message, true);
     }
@@ -380,11 +384,28 @@ function childChecks(d) {
   );
 }
 
+/** How much of the run's history the page shows (one read's worth a load, for a run of more steps than that), with a link to the next ones. */
+function historyPart(d) {
+  const p = d.historyPage;
+  if (!p) return null;
+  const enc = encodeURIComponent(d.runId);
+  const which = p.after === undefined ? "the first" : `those after step ${p.after}`;
+  return h(
+    "p",
+    { class: "muted", id: "history-part" },
+    `Showing ${p.count} of its steps' history entries (${which})${p.next !== undefined ? "; more follow" : ""}. `,
+    p.next !== undefined ? h("a", { href: `#/run/${enc}?history_after=${p.next}`, "data-action": "next-history" }, "The next ones") : null,
+    p.after !== undefined ? h("a", { href: `#/run/${enc}`, "data-action": "first-history" }, " From the first") : null,
+  );
+}
+
 async function run(id, params) {
   let d;
   try {
-    const after = params?.get("children_after");
-    d = await api(`/api/runs/${encodeURIComponent(id)}${after ? `?children_after=${encodeURIComponent(after)}` : ""}`);
+    const q = new URLSearchParams();
+    for (const k of ["children_after", "history_after"]) if (params?.get(k)) q.set(k, params.get(k));
+    const qs = q.toString();
+    d = await api(`/api/runs/${encodeURIComponent(id)}${qs ? `?${qs}` : ""}`);
   } catch (err) {
     if (err.code === "STORE_CORRUPTED" || err.code === "GROUP_MEMBER_DAMAGED") return damagedRun(id, err);
     throw err;
@@ -450,6 +471,7 @@ async function run(id, params) {
     ]),
     d.signalWait ? [h("h2", {}, `Send signal "${d.signalWait}"`), signalForm(d.signalWait)] : null,
     h("h2", {}, "Timeline"),
+    historyPart(d),
     table(["time", "step", "event", "error"], rows),
     d.omitted ? h("p", { class: "muted" }, `history bounded: ${d.omitted.steps} older steps and ${d.omitted.attempts} attempts left out`) : null,
   ];

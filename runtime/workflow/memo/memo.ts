@@ -49,16 +49,26 @@ function replayStepOf(underRoot: string): number {
   return Number(parts[0]!.startsWith("@") ? parts[1] : parts[0]);
 }
 
-/** Sets the list a memo notes its writes in; assigned by `Memo`'s static block, which alone reaches the private field. */
-let setWriteWatcher: (memo: Memo, written: string[]) => void;
+/** Sets the list a memo notes its writes in, and who keeps them; assigned by `Memo`'s static block, which alone reaches the private fields. */
+let setWriteWatcher: (memo: Memo, written: string[], owner: MemoOwner | undefined) => void;
+
+/**
+ * @internal Whether run `runId` still keeps the memo entries of its memo set `memoSet`, asked
+ * after each write of a step's memo: a step still running when its run was removed must not
+ * leave entries behind the removal's clearing of them (the entry is deleted again).
+ */
+export interface MemoOwner {
+  keeps(runId: string, memoSet: string | undefined): Promise<boolean>;
+}
 
 /**
  * @internal Appends to `written` the user key of every entry `memo` writes (a run's history lists
- * them), prefixed `run:` for the run memo. A list, not a callback: set for every step run, and a
- * closure per memo per step was allocation for the few steps that write memo entries.
+ * them), prefixed `run:` for the run memo; with `owner`, each entry written is deleted again when
+ * the owner says its run no longer keeps it. A list and a shared owner, not a callback: set for every
+ * step run, and a closure per memo per step was allocation for the few steps that write memo entries.
  */
-export function watchMemoWrites(memo: Memo, written: string[]): Memo {
-  setWriteWatcher(memo, written);
+export function watchMemoWrites(memo: Memo, written: string[], owner?: MemoOwner): Memo {
+  setWriteWatcher(memo, written, owner);
   return memo;
 }
 
@@ -80,10 +90,13 @@ export class Memo {
   readonly memoSet: string | undefined;
   /** Where each write is noted (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
   #written: string[] | undefined;
+  /** Asked after each write whether the run still keeps it (see `MemoOwner`). */
+  #owner: MemoOwner | undefined;
 
   static {
-    setWriteWatcher = (memo, written) => {
+    setWriteWatcher = (memo, written, owner) => {
       memo.#written = written;
+      memo.#owner = owner;
     };
   }
 
@@ -132,6 +145,16 @@ export class Memo {
       await retryStore(() => this.#store.put(objectKey, value));
     } catch (e) {
       throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
+    }
+    // Asked after the put: a removal whose last commit came before the ask is seen (the run is gone) and the entry goes
+    // again; one whose commit came after it clears the memo once more after that commit, finding the entry itself.
+    if (this.#owner !== undefined && !(await this.#owner.keeps(this.runId, this.memoSet))) {
+      try {
+        await retryStore(() => this.#store.delete(objectKey));
+      } catch (e) {
+        throw isStoreFault(e) ? new MemoUnavailableError(this.runId, this.scope, key, "write", e) : e;
+      }
+      return;
     }
     this.#written?.push(this.scope === "run" ? `run:${key}` : key);
   }

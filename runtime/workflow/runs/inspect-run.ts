@@ -4,7 +4,16 @@
  * (with the attempts the queue recorded so far) closes the list.
  */
 import type { JobAttempt } from "../../queue/record.js";
-import { attemptFromQueue, boundAttempts, decodeRedrives, decodeStepRecord, redrivesKey, runHistoryPrefix, type StepRecord } from "./history-records.js";
+import {
+  attemptFromQueue,
+  boundAttempts,
+  decodeRedrives,
+  decodeStepRecord,
+  redrivesKey,
+  runHistoryPrefix,
+  stepHistoryKey,
+  type StepRecord,
+} from "./history-records.js";
 import { decodeIndexEntry, runIndexKey, type IndexEntry } from "./run-index.js";
 import type { RunHistory, StepHistory } from "./run-history.js";
 import type { RunId } from "./run-id.js";
@@ -19,6 +28,16 @@ export interface HistoryReads extends RunReads {
   attemptHistory?(jobId: string): Promise<JobAttempt[]>;
 }
 
+/** How many of a run's history entries `inspectRunPage` reads in one call (one read): the run page's and `runs show`'s share. */
+export const HISTORY_ENTRIES_PER_PAGE = 100;
+
+/** One page of a run's history: those after step `after` (from the first when absent), `count` of them; `next`, the last one's step, when more follow. */
+export interface HistoryPage {
+  readonly after?: number;
+  readonly count: number;
+  readonly next?: number;
+}
+
 async function readSteps(reads: HistoryReads, runId: string): Promise<StepRecord[]> {
   const prefix = runHistoryPrefix(reads.queueName, runId);
   const out: StepRecord[] = [];
@@ -31,9 +50,33 @@ async function readSteps(reads: HistoryReads, runId: string): Promise<StepRecord
   }
 }
 
-/** The public form of the kept steps: payloads become whether a redrive can start there. */
-function publicSteps(records: readonly StepRecord[], entry: IndexEntry | undefined): StepHistory[] {
+/** The history entries of one page (one read), and how far it went. */
+async function readStepPage(reads: HistoryReads, runId: string, after: number | undefined): Promise<{ records: StepRecord[]; page: HistoryPage }> {
+  const q = reads.queueName;
+  const prefix = runHistoryPrefix(q, runId);
+  const scanned = await reads.kvScan(prefix, { limit: HISTORY_ENTRIES_PER_PAGE, ...(after === undefined ? {} : { after: stepHistoryKey(q, runId, after) }) });
+  const records = scanned.entries.map((e) => decodeStepRecord(e.value, e.key));
+  const last = records[records.length - 1];
+  const from = after === undefined ? {} : { after };
+  // A full page may still have more after it: the next page starts where this one stopped.
+  return {
+    records,
+    page: scanned.nextCursor === undefined || last === undefined ? { ...from, count: records.length } : { ...from, count: records.length, next: last.step },
+  };
+}
+
+/** The history entry of step `step`, or undefined: a record just outside a page that a page's entry is judged by. */
+async function stepRecordAt(reads: HistoryReads, runId: string, step: number): Promise<StepRecord | undefined> {
+  if (step < 0) return undefined;
+  const key = stepHistoryKey(reads.queueName, runId, step);
+  const bytes = await reads.kvGet(key);
+  return bytes === null ? undefined : decodeStepRecord(bytes, key);
+}
+
+/** The public form of the kept steps: payloads become whether a redrive can start there (`before`: the entry before the first, on a later page). */
+function publicSteps(records: readonly StepRecord[], entry: IndexEntry | undefined, before?: StepRecord): StepHistory[] {
   const byStep = new Map(records.map((r) => [r.step, r]));
+  if (before !== undefined) byStep.set(before.step, before);
   return records.map((r) => {
     const { payload, next, signalPayload, ...rest } = r;
     void next;
@@ -70,7 +113,28 @@ async function deadStep(reads: HistoryReads, t: TerminalRecord): Promise<StepHis
 }
 
 /** The history of `runId`, or `null` for an unknown run; see `WorkflowView.inspectRun`. */
-export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<RunHistory | null> {
+export function inspectRun(reads: HistoryReads, runId: RunId): Promise<RunHistory | null> {
+  return inspectRunRead(reads, runId, undefined);
+}
+
+/**
+ * The history of `runId` with one page of its history entries (see
+ * `HistoryPage`: `HISTORY_ENTRIES_PER_PAGE` after step `after`), or `null`
+ * for an unknown run: a run page's load costs one read of them, not one
+ * per 256 kept steps. The step an active run is on, or its end, is there
+ * on every page; `stepsDropped` counts the steps retention dropped.
+ */
+export async function inspectRunPage(
+  reads: HistoryReads,
+  runId: RunId,
+  after: number | undefined,
+): Promise<(RunHistory & { readonly historyPage: HistoryPage }) | null> {
+  const out = await inspectRunRead(reads, runId, after ?? -1);
+  return out as (RunHistory & { readonly historyPage: HistoryPage }) | null;
+}
+
+/** `inspectRun`, or with `paged` (a step, -1 for the first page) `inspectRunPage`. */
+async function inspectRunRead(reads: HistoryReads, runId: RunId, paged: number | undefined): Promise<RunHistory | null> {
   const q = reads.queueName;
   const r = await reads.records(runId);
   if (r.kind === "unknown") return null;
@@ -81,8 +145,16 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
     const bytes = await reads.kvGet(key);
     if (bytes !== null) entry = decodeIndexEntry(bytes, key);
   }
-  const records = await readSteps(reads, runId);
-  const steps = publicSteps(records, entry);
+  const after = paged === undefined || paged < 0 ? undefined : paged;
+  const read = paged === undefined ? { records: await readSteps(reads, runId), page: undefined } : await readStepPage(reads, runId, after);
+  const { records, page } = read;
+  // On a later page, the entry before its first says whether that one can be retried from; past the page, any one is read alone.
+  const first = records[0];
+  const before = after === undefined || first === undefined ? undefined : await stepRecordAt(reads, runId, first.step - 1);
+  const steps = publicSteps(records, entry, before);
+  const more = page?.next !== undefined;
+  const recordOf = async (step: number) =>
+    records.find((s) => s.step === step) ?? (after !== undefined || more ? await stepRecordAt(reads, runId, step) : undefined);
   const memoSet = r.kind === "active" ? r.run.memoSet : entry?.memoSet;
   const submission = r.kind === "active" ? r.run.submission : r.terminal.submission;
   const rk = redrivesKey(q, runId);
@@ -97,8 +169,13 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
     ...(memoSet === undefined ? {} : { memoSet }),
     ...(submission === undefined ? {} : { submission }),
     headers: { ...(entry?.headers ?? (r.kind === "active" ? r.run.headers : {})) },
-    stepsDropped: records.length === 0 ? 0 : records[0]!.step,
+    // The steps retention dropped: before the first kept entry, which a later page does not hold.
+    stepsDropped:
+      after !== undefined
+        ? ((await reads.kvScan(runHistoryPrefix(q, runId), { limit: 1 })).entries.map((e) => decodeStepRecord(e.value, e.key).step)[0] ?? 0)
+        : (first?.step ?? 0),
     redrives,
+    ...(page === undefined ? {} : { historyPage: page }),
   };
   if (r.kind === "terminated") {
     const t = r.terminal;
@@ -111,7 +188,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
       atMs: t.terminatedAtMs,
     };
     // A step the queue dead-lettered outside the worker wrote no entry: its dead job still has its attempts.
-    const tail = steps.some((s) => s.step === t.finalStep) ? [] : await deadStep(reads, t);
+    const tail = (await recordOf(t.finalStep)) !== undefined ? [] : await deadStep(reads, t);
     return { ...base, state: t.status, steps: [...steps, ...tail], end };
   }
   // The step the run is on has no entry yet (or an entry of an earlier pass, before a redrive).
@@ -120,7 +197,7 @@ export async function inspectRun(reads: HistoryReads, runId: RunId): Promise<Run
   const view = activeView(run, pointer, job);
   const queued = job === null || reads.attemptHistory === undefined ? [] : await reads.attemptHistory(pointer.jobId);
   const { attempts, dropped } = boundAttempts(queued.map(attemptFromQueue));
-  const prev = records.find((s) => s.step === pointer.step - 1);
+  const prev = await recordOf(pointer.step - 1);
   const current: Building<StepHistory> = {
     step: pointer.step,
     payloadBytes: job?.payloadSize ?? 0,

@@ -37,7 +37,7 @@ import { describeValue, isOptionObject, optionFields, readOptions, refuseUnknown
 import { SettlementEffects } from "../../queue/effects.js";
 import type { KvExpectation } from "../../queue/kv-ops.js";
 import { markEffects, type AppliedMark } from "../records/applied-mark.js";
-import { decodeValue, encodeValue } from "../records/codec.js";
+import { decodeValue, encodeValue, sha256Hex } from "../records/codec.js";
 import { childEntryKey, childrenPrefix, groupMemberKey, runKey, signalWaitKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
 import {
   decodeChildEntry,
@@ -58,7 +58,7 @@ import {
 } from "../records/records.js";
 import { isStoredTime } from "../../value-ranges.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
+import { RepairPlanChangedError, RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import type { RunDamage } from "./run-damage.js";
@@ -114,6 +114,13 @@ export interface RepairOutcome {
   readonly childrenCancelled?: readonly string[];
   /** True when nothing was written (`dryRun`). */
   readonly dryRun: boolean;
+  /**
+   * A token of this plan: the action, the step job and children it names,
+   * and the damaged records' bytes it was made from. Pass a dry run's as
+   * `RepairRunOptions.plan` to have the repair refused when the run no
+   * longer gives the same plan.
+   */
+  readonly plan: string;
 }
 
 /** Options of `repairRun`. */
@@ -145,6 +152,14 @@ export interface RepairRunOptions {
   readonly remove?: boolean;
   /** With `remove`: end an active run whose records read (failed, removed by an operator) and remove it. */
   readonly endActive?: boolean;
+  /**
+   * The plan confirmed: a dry run's `RepairOutcome.plan`. The repair is
+   * refused (`RepairPlanChangedError`, nothing written) when the records it
+   * reads give another plan, also when they change between its read and
+   * its commit (the commit compares the damaged bytes the plan names).
+   * Not with `remove`.
+   */
+  readonly plan?: string;
 }
 
 /** `repairRun`'s options, checked. */
@@ -153,10 +168,13 @@ export interface CheckedRepairOptions {
   readonly scanIndex: boolean;
   readonly remove: boolean;
   readonly endActive: boolean;
+  readonly plan?: string;
 }
 
-const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true, remove: true, endActive: true });
-const REPAIR_SHAPE = "{ dryRun?: boolean, scanIndex?: boolean, remove?: boolean, endActive?: boolean }";
+const REPAIR_RUN_FIELDS = optionFields<RepairRunOptions>({ dryRun: true, scanIndex: true, remove: true, endActive: true, plan: true });
+const REPAIR_SHAPE = "{ dryRun?: boolean, scanIndex?: boolean, remove?: boolean, endActive?: boolean, plan?: string }";
+/** A plan token: 64 lower-case hex digits. */
+const PLAN_TOKEN = /^[0-9a-f]{64}$/;
 
 /** A boolean option's value; `ValidationError` for anything but true, false or undefined. */
 function flag(name: string, value: unknown): boolean {
@@ -182,7 +200,12 @@ export function checkRepairOptions(opts: unknown): CheckedRepairOptions {
   };
   if (checked.endActive && !checked.remove)
     throw new ValidationError("repairRun's endActive applies only to a removal: pass remove: true with it (--remove --end-active)");
-  return checked;
+  const plan = given.plan;
+  if (plan === undefined) return checked;
+  if (typeof plan !== "string" || !PLAN_TOKEN.test(plan))
+    throw new ValidationError(`repairRun's plan must be the plan token a dry run answered (64 hex digits), got ${describeValue(plan)}`);
+  if (checked.remove) throw new ValidationError("repairRun's plan applies to a repair, not a removal: leave plan out with remove: true");
+  return { ...checked, plan };
 }
 
 /** The options as a request carries them: only those set. */
@@ -192,6 +215,7 @@ export function setRepairOptions(o: CheckedRepairOptions): RepairRunOptions {
     ...(o.scanIndex ? { scanIndex: true } : {}),
     ...(o.remove ? { remove: true } : {}),
     ...(o.endActive ? { endActive: true } : {}),
+    ...(o.plan === undefined ? {} : { plan: o.plan }),
   };
 }
 
@@ -543,7 +567,7 @@ export async function repairRun(
 ): Promise<RepairOutcome> {
   const runId = RunId.parse(runIdIn);
   const options = checkRepairOptions(opts);
-  return options.remove ? removeRun(core, runId, options, mark) : mendRun(core, runId, options.dryRun, options.scanIndex, mark, false);
+  return options.remove ? removeRun(core, runId, options, mark) : mendRun(core, runId, options, mark, false);
 }
 
 /**
@@ -562,11 +586,14 @@ async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOption
     // A listing entry alone does not keep a run from moving on: such a run is as healthy as one with none.
     if (active && !o.endActive && !damaged.some((d) => d.record !== "index_entry")) throw new RunNotDamagedError(runId, "active_kept");
     // What the removal found first (the damage, the records) is what it answers, also after the rounds that mended it.
-    first ??= { runId, damaged, action: "removed", removed: await removalWords(core, runId, removalRecordsOf(found)), dryRun: o.dryRun };
+    if (first === undefined) {
+      const plan = { runId, damaged, action: "removed" as const, removed: await removalWords(core, runId, removalRecordsOf(found)), dryRun: o.dryRun };
+      first = { ...plan, plan: planToken(plan, found) };
+    }
     if (o.dryRun) return first;
     if (active || damaged.length > 0) {
       try {
-        await mendRun(core, runId, false, o.scanIndex, undefined, true);
+        await mendRun(core, runId, { dryRun: false, scanIndex: o.scanIndex, remove: false, endActive: false }, undefined, true);
       } catch (e) {
         if (!(e instanceof RunNotDamagedError) || round >= 3) throw e;
       }
@@ -599,11 +626,11 @@ function removalRecordsOf(found: Found): RemovalRecords {
 async function mendRun(
   core: RuntimeCore,
   runId: RunId,
-  dryRun: boolean,
-  scanIndex: boolean,
+  o: CheckedRepairOptions,
   mark: AppliedMark<RepairOutcome> | undefined,
   endHealthy: boolean,
 ): Promise<RepairOutcome> {
+  const { dryRun, scanIndex } = o;
   const q = core.queueName;
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
@@ -619,19 +646,26 @@ async function mendRun(
     const knownAt = found.submittedAtMs;
     const submittedAtMs = knownAt ?? now;
     const healthyRun = !damaged.some((d) => d.record !== "index_entry") && !(endHealthy && active);
-    const base = (action: RepairAction, stepJobId?: string): RepairOutcome => ({
-      runId,
-      damaged,
-      action,
-      ...(stepJobId === undefined ? {} : { stepJobId }),
-      dryRun,
-    });
+    // The plan of this read, with its token: refused when it is not the one confirmed (`o.plan`), before anything is written.
+    const planned = (action: RepairAction, stepJobId?: string, childrenCancelled: readonly string[] = []): RepairOutcome => {
+      const plan = {
+        runId,
+        damaged,
+        action,
+        ...(stepJobId === undefined ? {} : { stepJobId }),
+        ...(childrenCancelled.length === 0 ? {} : { childrenCancelled }),
+        dryRun,
+      };
+      const token = planToken(plan, found);
+      if (o.plan !== undefined && o.plan !== token) throw new RepairPlanChangedError(runId);
+      return { ...plan, plan: token };
+    };
 
     if (healthyRun) {
       // Only the listing entry: rewritten, the run goes on.
       const run = runBytes === null ? {} : decodeRunRecord(runBytes, runKey(q, runId));
       const entry = mendedIndex(found, submittedAtMs, run)!;
-      const out = base("index_rewritten");
+      const out = planned("index_rewritten");
       if (dryRun) return out;
       const effects = new SettlementEffects().kvPut(found.indexKey!, entry);
       if (
@@ -652,7 +686,7 @@ async function mendRun(
       const cancelled = found.childEntries.flatMap((c) =>
         rec.status !== "succeeded" && policies.get(c.key) === "cancel" && RunId.isValid(c.childRunId) ? [c.childRunId] : [],
       );
-      const out = { ...base(endDamaged ? "end_rewritten" : "records_rewritten"), ...(cancelled.length === 0 ? {} : { childrenCancelled: cancelled }) };
+      const out = planned(endDamaged ? "end_rewritten" : "records_rewritten", undefined, cancelled);
       if (dryRun) return out;
       // A child whose own records are damaged cannot be cancelled: refused here (naming its record), before anything is written.
       for (const child of cancelled) await core.view.records(child);
@@ -694,7 +728,7 @@ async function mendRun(
       const run = salvagedRun(runId, rawRun, submittedAtMs, pointer.jobId ?? `repaired-${now}`, runKey(q, runId));
       const jobId = pointer.jobId;
       const job = jobId === undefined ? null : await core.queue.view().job(jobId);
-      const out = base("ended_failed", job === null ? undefined : jobId);
+      const out = planned("ended_failed", job === null ? undefined : jobId);
       if (dryRun) return out;
       const t = terminationOfActive(
         runId,
@@ -737,6 +771,8 @@ async function mendRun(
           [
             { key: runKey(q, runId), value: runBytes },
             { key: pointerKey, value: pointerBytes },
+            // A damaged listing entry too: every damaged record the plan names holds the bytes it was made from.
+            ...(entry === undefined ? [] : [{ key: found.indexKey!, value: found.indexBytes }]),
             ...[found.wait, found.member, found.asChild, ...found.childEntries].flatMap((b) => (b?.damaged === true ? [{ key: b.key, value: b.bytes }] : [])),
           ],
           marked,
@@ -752,6 +788,22 @@ async function mendRun(
     }
     if (round >= 1) throw new RunNotDamagedError(runId, "changing");
   }
+}
+
+/**
+ * The token of a plan: its action, the step job and children it names,
+ * what a removal removes, and the bytes of each damaged record it was made
+ * from (the bytes each repair's commit compares).
+ */
+function planToken(plan: Omit<RepairOutcome, "plan" | "dryRun" | "damaged" | "runId">, found: Found): string {
+  const kinds = new Set(found.damaged.map((d) => d.record));
+  const parts: unknown[] = [plan.action, plan.stepJobId ?? null, plan.childrenCancelled ?? [], plan.removed ?? []];
+  if (kinds.has("run_record")) parts.push("run", found.runBytes);
+  if (kinds.has("step_pointer")) parts.push("pointer", found.pointerBytes);
+  if (kinds.has("end_record")) parts.push("end", found.endBytes);
+  if (kinds.has("index_entry")) parts.push(found.indexKey ?? null, found.indexBytes);
+  for (const b of [found.wait, found.member, found.asChild, ...found.childEntries]) if (b?.damaged === true) parts.push(b.key, b.bytes);
+  return sha256Hex(encodeValue(parts));
 }
 
 /**

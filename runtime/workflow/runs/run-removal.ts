@@ -7,7 +7,8 @@
  * enqueued may not have run yet), then its memo entries and result are
  * cleared, then one commit removes its end record, listing entries,
  * history and redrives, while the end record is still the one read and no
- * run was submitted under its id since. Each step before that commit is
+ * run was submitted under its id since; then its memo is cleared once more
+ * (a step still running writes after the first clear: see `memoOwnerOf`). Each step before that commit is
  * harmless to repeat, so a crash anywhere leaves a run that a second
  * removal finishes; the commit carries the request's applied mark.
  */
@@ -81,7 +82,8 @@ export async function removeEnded(
     // Read again in the lock before the memo goes: a submission or retry of the id since the records were read
     // (each takes this lock) keeps its memo, and the removal reads the records again.
     if (!(await unchanged(core, runId, r))) return false;
-    if (end !== undefined) await (end.memoPrefix === undefined ? core.memos : core.memos.withPrefix(end.memoPrefix)).clearMemosForRun(runId);
+    const memos = end === undefined ? undefined : end.memoPrefix === undefined ? core.memos : core.memos.withPrefix(end.memoPrefix);
+    await memos?.clearMemosForRun(runId);
     const effects = new SettlementEffects().kvDelete(tk);
     if (end !== undefined) await stageForgotten(core.queue, q, end, effects);
     const at = r.submittedAtMs;
@@ -92,7 +94,7 @@ export async function removeEnded(
     }
     if (r.indexKey !== undefined && r.indexBytes !== null) effects.kvDelete(r.indexKey);
     if (end === undefined) await stageHistory(core, runId, effects);
-    return core.queue.kvCompareAndApply(
+    const removed = await core.queue.kvCompareAndApply(
       [
         { key: tk, value: r.endBytes },
         { key: runKey(q, runId), value: null },
@@ -101,6 +103,10 @@ export async function removeEnded(
       ],
       marked === undefined ? effects : marked(effects),
     );
+    // Cleared once more, still in turn with submissions: a step of the run still running (asked to stop) may have written
+    // since the first clear, and asked before this commit whether the run keeps it, it was told yes (see `memoOwnerOf`).
+    if (removed) await memos?.clearMemosForRun(runId);
+    return removed;
   });
 }
 

@@ -5,7 +5,7 @@
 import type { JobInfo } from "../../queue/types.js";
 import type { JobAttempt } from "../../queue/record.js";
 import { listRuns } from "./list-runs.js";
-import { inspectRun } from "./inspect-run.js";
+import { inspectRun, inspectRunPage, type HistoryPage } from "./inspect-run.js";
 import { listGroups } from "../groups/group-index.js";
 import type { KvPage, KvScanOptions } from "../../queue/view.js";
 import type { ListRunsOptions, RunPage } from "./run-listing.js";
@@ -408,6 +408,19 @@ export class WorkflowView {
   /** The run's history step by step (see `RunHistory`), or `null` for an unknown run. */
   async inspectRun(runId: RunId | string): Promise<RunHistory | null> {
     const history = await inspectRun(this.#reads(), RunId.parse(runId));
+    await this.durable();
+    return history;
+  }
+
+  /**
+   * @internal `inspectRun` with one page of the history entries (one read;
+   * see `HistoryPage`), those after step `after`: the run page's and
+   * `taquba runs show`'s read.
+   */
+  async inspectRunPage(runId: RunId | string, after?: number): Promise<(RunHistory & { readonly historyPage: HistoryPage }) | null> {
+    if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0))
+      throw new ValidationError(`inspectRunPage takes a step number to read after, got ${describeValue(after)}`);
+    const history = await inspectRunPage(this.#reads(), RunId.parse(runId), after);
     await this.durable();
     return history;
   }

@@ -18,6 +18,7 @@
  * terminates without its result record, and never fails because the store
  * hiccuped.
  */
+import { memoOwnerOf } from "./memo-owner.js";
 import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
@@ -438,8 +439,9 @@ function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
     { ...w.run.headers },
     job,
     // The memos of this submission only (see `RunRecord.memoSet`).
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys),
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys),
+    // Each entry written is kept only while the run keeps it: a step outliving its run's removal leaves none behind.
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys, memoOwnerOf(core)),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys, memoOwnerOf(core)),
     w.effects,
     core.stepKv,
     w.children,
