@@ -17,8 +17,11 @@
  * - `submit`: submits only, no worker running, 50 at a time (its
  *   difference between two N is the submits alone; the steps never run).
  * Run each part at two N (300 and 900): the difference of the counts over
- * the difference of N is the part's instructions per run, start-up and the
- * JIT's warm-up taken out.
+ * the difference of N is the part's instructions per run, start-up taken
+ * out. The JIT's warm-up is not, unless `WARMUP` (uncounted runs first,
+ * default 50) is large: at 50, the optimizing compiler's own instructions
+ * were half of the submit's difference between N=200 and N=800 (see
+ * bench/callgrind-parts.ts, which splits a count by what ran).
  *
  * Run: `npm run build` in each checkout, bundle this file
  * (`npx esbuild bench/submit-instructions.ts --bundle --packages=external --platform=node --format=esm --outfile=bench/.out/submit-instructions.mjs`),
@@ -32,6 +35,8 @@ const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const N = Number(process.env.N ?? 300);
 const PART = process.env.PART ?? "all";
+// Uncounted runs before the two N's, so the JIT's warm-up (the optimizing compiler was half of the difference at 50 of them) leaves the difference.
+const WARMUP = Number(process.env.WARMUP ?? 50);
 // Steps per run: the wait's and the outcome's cost do not depend on it, and a 1-step run takes far less time under callgrind.
 const STEPS = Number(process.env.STEPS ?? STEPS_PER_RUN);
 if (!["all", "wait", "end", "submit"].includes(PART)) throw new Error(`PART must be all, wait, end or submit, got ${PART}`);
@@ -73,11 +78,11 @@ const one = async () => {
 const w = workloadOf(queue, PART === "submit" ? { shutdown: async () => undefined } : runtime.spawn(), one);
 try {
   // Warm-up as the step benches do; its runs are not counted by the difference of two N.
-  await w.drive(50, 10);
+  await w.drive(WARMUP, Math.min(10, WARMUP));
   const cpu0 = process.cpuUsage();
   await w.drive(N, 50);
   const cpu = process.cpuUsage(cpu0);
-  console.log(`${dir}: PART=${PART} STEPS=${STEPS} N=${N} ${((cpu.user + cpu.system) / N).toFixed(1)} µs/run`);
+  console.log(`${dir}: PART=${PART} STEPS=${STEPS} WARMUP=${WARMUP} N=${N} ${((cpu.user + cpu.system) / N).toFixed(1)} µs/run`);
 } finally {
   await w.close();
 }

@@ -82,7 +82,7 @@ export class JobWaits {
     if (entry === undefined) {
       const sub = this.#events.next(runId);
       const wakers = new Set<() => void>();
-      entry = { wakers, dispose: sub.dispose };
+      entry = { wakers, dispose: () => sub.dispose() };
       this.#waiting.set(runId, entry);
       void sub.promise.then(() => this.#wake(runId));
     }

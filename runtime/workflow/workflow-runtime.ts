@@ -22,6 +22,7 @@ import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
 import { checkRoutesHere, routedRunId } from "./runs/shard-placement.js";
 import { KeyedLock, type RunWait } from "./runs/run-events.js";
+import { WaitPoll } from "./runs/wait-poll.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
 import type { ListRunsOptions, RunPage } from "./runs/run-listing.js";
 import type { RunHistory } from "./runs/run-history.js";
@@ -87,6 +88,8 @@ export interface MarkedCommands {
 export class WorkflowRuntime {
   readonly #core: RuntimeCore;
   readonly #view: WorkflowView;
+  /** The one poll timer of this runtime's waits without a deadline. */
+  readonly #poll: WaitPoll;
   readonly #sweeper: MemoSweeper;
   readonly #logger: FullLogger;
   readonly #reconcileLock = new KeyedLock();
@@ -143,6 +146,7 @@ export class WorkflowRuntime {
     };
     sweeper = memoSweeperFor(this.#core);
     this.#sweeper = sweeper;
+    this.#poll = new WaitPoll(this.#core.clock, s.pollIntervalMs);
     this.#view = new WorkflowView(
       {
         kvGet: (k) => deps.queue.kvGet(k),
@@ -326,7 +330,9 @@ export class WorkflowRuntime {
       // The round's subscription to the run's end: a round whose read in this turn finds the run ended makes none.
       let sub: RunWait | undefined;
       // Made only when this round waits: most waits find the run terminated on the first read.
+      // A wait without a deadline joins the runtime's one poll instead of arming a timer of its own.
       let tick: CancellableCall | undefined;
+      let polled = false;
       let faultTick: AbortController | undefined;
       try {
         // Reads retry store faults in place; one that still fails is waited out like an
@@ -372,12 +378,14 @@ export class WorkflowRuntime {
         // Every termination in this process (worker, cancel, reconciliation, any runtime over
         // this queue) is announced; the poll interval only bounds how late a termination
         // committed without an announcement (by another process) is noticed.
-        const slice = deadline === undefined ? core.pollIntervalMs : Math.min(core.pollIntervalMs, deadline - now);
         // After a read in this turn that found the run active, still in that turn: nothing was announced
         // since. After a fault the read is made again within the fault's backoff.
         sub ??= core.events.next(runId);
         // The poll's timer wakes the same promise a termination does: one promise per round, nothing raced.
-        tick = cancellableCall(core.clock, now + slice, sub.wake);
+        if (deadline === undefined) {
+          this.#poll.join(sub);
+          polled = true;
+        } else tick = cancellableCall(core.clock, now + Math.min(core.pollIntervalMs, deadline - now), sub.wake);
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
         if (fault !== undefined) {
           faultTick = new AbortController();
@@ -386,6 +394,7 @@ export class WorkflowRuntime {
         await sub.promise;
       } finally {
         sub?.dispose();
+        if (polled) this.#poll.leave();
         // Drop this round's timers at once rather than letting them run out (with a
         // shared reason: a default one is a DOMException, with a stack, per round).
         tick?.cancel();

@@ -534,7 +534,7 @@ export class RunGroup {
     let wake: () => void = () => undefined;
     const arm = (key: string, runId: RunId): void => {
       const s = host.events.next(runId);
-      subs.set(key, s.dispose);
+      subs.set(key, () => s.dispose());
       void s.promise.then(() => {
         subs.delete(key);
         woken.add(key);

@@ -85,6 +85,12 @@ function wakeAll(waiters: RunWait | Set<RunWait>): void {
   else for (const w of waiters) w.wake();
 }
 
+/** The resolve of the promise made last (`RunWait`'s constructor): an executor with no closure, so a wait makes none. */
+let madeResolve: () => void = () => undefined;
+function keepResolve(resolve: () => void): void {
+  madeResolve = resolve;
+}
+
 /**
  * One waiter of a run's termination. Its own object with the promise's
  * resolve as `wake`, so a waiter that also waits for a timer hands the timer
@@ -94,14 +100,19 @@ export class RunWait {
   readonly promise: Promise<void>;
   /** Resolves `promise`; any later call does nothing. */
   readonly wake: () => void;
-  /** Drops the registration (the promise stays as it is). A function of its own: callers hand it on detached. */
-  readonly dispose: () => void;
+  readonly #events: RunEvents;
+  readonly #runId: string;
 
   constructor(events: RunEvents, runId: string) {
-    let wake!: () => void;
-    this.promise = new Promise<void>((resolve) => (wake = resolve));
-    this.wake = wake;
-    this.dispose = () => events.drop(runId, this);
+    this.promise = new Promise<void>(keepResolve);
+    this.wake = madeResolve;
+    this.#events = events;
+    this.#runId = runId;
+  }
+
+  /** Drops the registration (the promise stays as it is). A method: a caller that hands it on binds it. */
+  dispose(): void {
+    this.#events.drop(this.#runId, this);
   }
 }
 

@@ -1,0 +1,206 @@
+/**
+ * @module The runtime's one poll for waits without a deadline: the rounds
+ * of many waits share one timer, every round is still woken at most one
+ * poll interval after it began (so a termination nobody announces, one
+ * committed by another process, is noticed), a wait with a timeout keeps
+ * its own deadline, and the timer is dropped once no round waits.
+ */
+import { describe, expect, it } from "vitest";
+import { MockClock, StepOutcome } from "taquba";
+import { WaitPoll } from "../../runtime/workflow/runs/wait-poll.js";
+import { runEventsFor } from "../../runtime/workflow/runtime-core.js";
+import { dec, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
+
+const POLL_MS = 1_000;
+
+/** A runner whose steps of run `id` wait for `release(id)`, then succeed with the id. */
+function heldRunner() {
+  const held = new Map<string, () => void>();
+  const started = new Set<string>();
+  const runner = runnerOf(async (s) => {
+    started.add(s.runId);
+    await new Promise<void>((r) => held.set(s.runId, r));
+    return StepOutcome.succeed(enc(s.runId));
+  });
+  return { runner, started, release: (id: string) => held.get(id)!() };
+}
+
+describe("waits without a deadline share one poll", () => {
+  it("five waits on runs that end unannounced arm one timer, and all see their ends at the next poll", async () => {
+    const h = heldRunner();
+    const env = await openEnv(h.runner, { configure: (b) => b.pollIntervalMs(POLL_MS) });
+    try {
+      const ids = ["r0", "r1", "r2", "r3", "r4"];
+      for (const id of ids) await env.runtime.submit({ input: enc("x"), runId: id });
+      await until(() => h.started.size === ids.length, "every run's step held");
+      await settle();
+      const before = env.clock.pendingTimers;
+      const ended = new Set<string>();
+      const waits = ids.map((id) => env.runtime.wait(id).then((end) => (ended.add(id), end)));
+      await until(() => env.clock.pendingTimers > before, "the poll armed");
+      await settle();
+      // One timer for the five rounds, not one each.
+      expect(env.clock.pendingTimers).toBe(before + 1);
+      // As if another process ended the runs: this process announces no termination.
+      runEventsFor(env.queue).terminated = () => undefined;
+      for (const id of ids) h.release(id);
+      for (const id of ids) await until(async () => (await env.runtime.status(id))?.state === "terminated", `${id} ended`);
+      await settle();
+      expect(ended.size).toBe(0);
+      env.clock.advance(POLL_MS);
+      const ends = await Promise.all(waits);
+      expect(ends.map((e) => dec(e.outcome?.result))).toEqual(ids);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("a wait that begins after the poll was armed still sees an unannounced end within one interval of its start", async () => {
+    const h = heldRunner();
+    const env = await openEnv(h.runner, { configure: (b) => b.pollIntervalMs(POLL_MS) });
+    try {
+      await env.runtime.submit({ input: enc("x"), runId: "first" });
+      await env.runtime.submit({ input: enc("x"), runId: "late" });
+      await until(() => h.started.size === 2, "both steps held");
+      runEventsFor(env.queue).terminated = () => undefined;
+      const ended: string[] = [];
+      const first = env.runtime.wait("first").then((end) => (ended.push("first"), end));
+      await until(() => env.clock.pendingTimers > 0, "the poll armed");
+      await settle();
+      env.clock.advance(POLL_MS / 2);
+      const late = env.runtime.wait("late").then((end) => (ended.push("late"), end));
+      await settle();
+      h.release("first");
+      h.release("late");
+      for (const id of ["first", "late"]) await until(async () => (await env.runtime.status(id))?.state === "terminated", `${id} ended`);
+      await settle();
+      expect(ended).toEqual([]);
+      // The first wait's interval is over: it sees its run's end.
+      env.clock.advance(POLL_MS / 2);
+      expect(dec((await first).outcome?.result)).toBe("first");
+      // The late wait's interval, begun half a poll later, is over too by now: it has seen its end.
+      env.clock.advance(POLL_MS / 2);
+      expect(dec((await late).outcome?.result)).toBe("late");
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("a wait with a timeout ends at its deadline while a wait without one goes on", async () => {
+    const h = heldRunner();
+    const env = await openEnv(h.runner, { configure: (b) => b.pollIntervalMs(POLL_MS) });
+    try {
+      await env.runtime.submit({ input: enc("x"), runId: "open" });
+      await env.runtime.submit({ input: enc("x"), runId: "timed" });
+      await until(() => h.started.size === 2, "both steps held");
+      let openEnded = false;
+      const open = env.runtime.wait("open").then((end) => ((openEnded = true), end));
+      await until(() => env.clock.pendingTimers > 0, "the poll armed");
+      await settle();
+      let timedEnded = false;
+      const timed = env.runtime.waitTimeout("timed", 300).then((end) => ((timedEnded = true), end));
+      await settle();
+      env.clock.advance(299);
+      await settle();
+      expect(timedEnded).toBe(false);
+      env.clock.advance(1);
+      expect(await timed).toBeNull();
+      // The poll's interval passes: the wait without a deadline reads its run, still active, and waits on.
+      env.clock.advance(POLL_MS);
+      await settle();
+      expect(openEnded).toBe(false);
+      // Its run's announced end wakes it at once.
+      h.release("open");
+      expect(dec((await open).outcome?.result)).toBe("open");
+      h.release("timed");
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("a cancelled run's wait ends with the cancellation, and no poll timer is left once no round waits", async () => {
+    const env = await openEnv(
+      runnerOf(async (s) => (s.stepNumber === 0 ? StepOutcome.continueAfter(s.payload, 100 * POLL_MS) : StepOutcome.succeed(enc("done")))),
+      { configure: (b) => b.pollIntervalMs(POLL_MS) },
+    );
+    try {
+      await env.runtime.submit({ input: enc("x"), runId: "slow" });
+      await until(async () => (await env.runtime.status("slow"))?.step === 1, "the second step scheduled");
+      await settle();
+      const before = env.clock.pendingTimers;
+      const waiting = env.runtime.wait("slow");
+      await until(() => env.clock.pendingTimers === before + 1, "the poll armed");
+      env.clock.advance(POLL_MS);
+      await until(() => env.clock.pendingTimers === before + 1, "the poll armed again");
+      expect(await env.runtime.cancel("slow")).toBe(true);
+      const end = await waiting;
+      expect(end.termination.status).toBe("cancelled");
+      await settle();
+      // The cancel removed the scheduled step's timer, if it had one of its own; the poll is gone.
+      expect(env.clock.pendingTimers).toBeLessThanOrEqual(before);
+    } finally {
+      await env.stop();
+    }
+  });
+});
+
+describe("WaitPoll", () => {
+  const waiter = () => {
+    const w = { woken: 0, wake: () => void w.woken++ };
+    return w;
+  };
+
+  it("wakes every round joined before it fires, one interval after the first joined, with one timer", () => {
+    const clock = new MockClock(0);
+    const poll = new WaitPoll(clock, 100);
+    const a = waiter();
+    const b = waiter();
+    poll.join(a);
+    clock.advance(60);
+    poll.join(b);
+    expect(clock.pendingTimers).toBe(1);
+    clock.advance(39);
+    expect([a.woken, b.woken]).toEqual([0, 0]);
+    clock.advance(1);
+    return settle().then(() => {
+      expect([a.woken, b.woken]).toEqual([1, 1]);
+      expect(clock.pendingTimers).toBe(0);
+    });
+  });
+
+  it("re-arms for the first round that joins after it fired, and drops its timer once every round left", async () => {
+    const clock = new MockClock(0);
+    const poll = new WaitPoll(clock, 100);
+    const a = waiter();
+    poll.join(a);
+    clock.advance(100);
+    await settle();
+    poll.leave();
+    expect(a.woken).toBe(1);
+    // A new round at 150: its poll comes at 250, not at 200.
+    clock.advance(50);
+    const b = waiter();
+    poll.join(b);
+    clock.advance(99);
+    await settle();
+    expect(b.woken).toBe(0);
+    clock.advance(1);
+    await settle();
+    expect(b.woken).toBe(1);
+    poll.leave();
+    // Rounds that end before the poll (woken by their run's end) drop it with the last of them.
+    const c = waiter();
+    const d = waiter();
+    poll.join(c);
+    poll.join(d);
+    expect(clock.pendingTimers).toBe(1);
+    poll.leave();
+    expect(clock.pendingTimers).toBe(1);
+    poll.leave();
+    await settle();
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(1_000);
+    await settle();
+    expect([c.woken, d.woken]).toEqual([0, 0]);
+  });
+});
