@@ -408,26 +408,37 @@ function putAsciiKey(buf: Buffer, at: number, refs: KeyReferences, from: number,
 }
 
 /**
+ * The keys and paddings `writeJoinedKeys` joins, kept between batches: a
+ * batch as long as the one before allocates no array for them. It holds at
+ * most `2 * JOINED_KEYS` short key strings of the last such batch.
+ */
+const joinedParts: string[] = [];
+
+/**
  * Writes the keys of `ops` into the scratch area in one native call when
  * there are at most `JOINED_KEYS`, all ASCII and under 128 units: each from
  * a word boundary, in op order (one call instead of one per key, which was
  * most of a key's cost). Returns false, having written nothing that counts,
- * for any other batch.
+ * for any other batch. The keys are joined by `join`, which makes the one
+ * flat string the write needs: joined by `+`, each key and each padding
+ * made a rope node (two per key) that the write then flattened anyway.
  */
 function writeJoinedKeys(ops: readonly BatchOp[], refs: KeyReferences): boolean {
   const count = ops.length;
   if (count < 2 || count > JOINED_KEYS || nodeUtf8Write === undefined) return false;
-  let joined = "";
+  const parts = joinedParts;
   let units = 0;
   for (let i = 0; i < count; i++) {
     const key = ops[i]!.key;
     const len = key.length;
     if (len >= REFERENCE_KEY_BYTES) return false;
-    joined = joined + key + PADDING[len & 3]!;
+    parts[2 * i] = key;
+    parts[2 * i + 1] = PADDING[len & 3]!;
     units += (len + 3) & ~3;
   }
+  parts.length = 2 * count;
   // As many bytes as units: every unit is ASCII (any other takes two bytes or more).
-  return nodeUtf8Write.call(refs.bytes, joined, refs.scratch, 3 * units) === units;
+  return nodeUtf8Write.call(refs.bytes, parts.join(""), refs.scratch, 3 * units) === units;
 }
 
 /**
