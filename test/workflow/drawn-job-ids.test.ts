@@ -60,7 +60,7 @@ function twoSteps(state: { failing: boolean; jobIds: string[] }, beforeStep0: ()
 }
 
 /** Has the caller take the id of the first enqueue of run `runId` that `method` commits, just before that commit. */
-function takeAtCommit(env: Env, method: "enqueueWithEffects" | "enqueueSuperseding", runId: string): { taken: string | undefined } {
+function takeAtCommit(env: Env, method: "enqueueWithEffects" | "enqueueIfUnchanged" | "enqueueSuperseding", runId: string): { taken: string | undefined } {
   const took: { taken: string | undefined } = { taken: undefined };
   const queue = env.queue as unknown as Record<string, (name: string, payload: Uint8Array, opts: EnqueueOptions, ...rest: unknown[]) => Promise<unknown>>;
   const original = queue[method]!.bind(env.queue);
@@ -108,7 +108,7 @@ describe("a job id the runtime draws that a caller's job took", () => {
       const before = await takeNextId(env.queue);
       const out = await env.runtime.submit({ runId: "a", input: enc("in") });
       expect(out).toEqual({ runId: "a", jobId: nextUlid(before), newlySubmitted: true });
-      const took = takeAtCommit(env, "enqueueWithEffects", "b");
+      const took = takeAtCommit(env, "enqueueIfUnchanged", "b");
       const second = await env.runtime.submit({ runId: "b", input: enc("in") });
       expect(took.taken).toBeDefined();
       expect(second.newlySubmitted).toBe(true);
@@ -300,7 +300,7 @@ describe("a job id the runtime draws for a run's first step or a redriven step",
     const env = await openEnv(twoSteps({ failing: false, jobIds: [] }));
     try {
       const asked = recordLookups();
-      const took = takeAtCommit(env, "enqueueWithEffects", "c");
+      const took = takeAtCommit(env, "enqueueIfUnchanged", "c");
       const out = await env.runtime.submit({ runId: "c", input: enc("in") });
       expect(took.taken).toBeDefined();
       expect(asked.has(jobKey(took.taken!))).toBe(true);

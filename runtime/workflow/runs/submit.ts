@@ -278,13 +278,16 @@ export async function submitRun(
     );
     // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
     // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
-    // No other submission, redrive, sweep or removal can name a fresh id before its records commit: no lock to take.
-    const out = fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
+    // A redrive, sweep or removal names only a committed run: a fresh id's submission takes no lock. Its commit
+    // stands only while no record holds the id (a caller's submission may have named it): another id is drawn then.
+    let fromFresh = fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
+    while (fromFresh === "taken") fromFresh = await submitLocked(submission.redrawn(RunId.generate(core.clock.now())));
+    const out = fromFresh;
     if (out === "raced") {
       endOk(span, { "taquba.outcome": "raced" });
       return out;
     }
-    endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId });
+    endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId, "taquba.run.id": out.runId });
     if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
   } catch (e) {
@@ -345,13 +348,53 @@ class Submission {
     readonly parent: ParentRef | undefined,
     readonly unchanged: readonly KvExpectation[] | undefined,
   ) {}
+
+  /** This fresh submission under `runId`, drawn again because a record held the id drawn before. */
+  redrawn(runId: RunId): Submission {
+    return new Submission(
+      this.core,
+      runId,
+      true,
+      this.input,
+      this.effects,
+      this.options,
+      this.headers,
+      this.flow,
+      this.inputSha256,
+      this.traceparent,
+      this.group,
+      this.mark,
+      this.groupName,
+      this.runtimeEffects,
+      this.parent,
+      this.unchanged,
+    );
+  }
 }
 
-async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
+/**
+ * The run's records and step 0 in one commit, or the outcome of the
+ * submission that came first; `"raced"` when a key of `s.unchanged`
+ * changed. The commit stands only while the run record is absent and the
+ * terminal record is as read (a fresh id: absent), checked in the commit:
+ * a fresh id's submission reads neither before and takes no lock, so a
+ * caller's submission under the same id may commit first (ids drawn in one
+ * millisecond count up by one; a caller may name any). `"taken"` then, for
+ * a fresh id (the caller draws another); a caller's id reads again.
+ */
+async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced" | "taken"> {
+  for (;;) {
+    const out = await submitOnce(s);
+    if (out !== "taken" || s.fresh) return out;
+  }
+}
+
+async function submitOnce(s: Submission): Promise<SubmitOutcome | "raced" | "taken"> {
   const { core, runId, input, options, headers, inputSha256, group, parent } = s;
   // Each of the run's keys built once per submission.
   const rk = runKey(core.queueName, runId);
   const pk = stepPointerKey(core.queueName, runId);
+  const tk = terminalRecordKey(core.queueName, runId);
   const existingNow = s.fresh ? null : readNow(core, rk);
   const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(rk);
   if (existing !== null) {
@@ -402,15 +445,21 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
       );
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
+      let earlier: Uint8Array | null = null;
       if (!s.fresh) {
-        const tk = terminalRecordKey(core.queueName, runId);
         const earlierNow = readNow(core, tk);
-        const earlier = earlierNow !== undefined ? earlierNow : await core.queue.kvGet(tk);
+        earlier = earlierNow !== undefined ? earlierNow : await core.queue.kvGet(tk);
         if (earlier !== null) {
           effects.kvDelete(tk);
           await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
         }
       }
+      // What was read (a fresh id: nothing) still holds in the commit, or the commit is refused (see `submitLocked`).
+      const held: KvExpectation[] = [
+        { key: rk, value: null },
+        { key: tk, value: earlier },
+      ];
+      const unchanged = s.unchanged === undefined ? held : [...s.unchanged, ...held];
       // The rule's limit travels with the steps, so readers in other processes can tell a full key.
       const flow = s.flow === undefined ? NO_FLOW : withCurrentLimit(core, s.flow);
       stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
@@ -423,13 +472,14 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced"> {
       }
       // Drawn from the queue this enqueue commits to: inserted without a look-up unless a caller's id may have taken it since.
       const drawn = stepZeroOptions(s, jobId, flow);
-      if (options.debounce !== undefined) return await submitDebounced(core, runId, input, drawn, effects, options.debounce, s.unchanged);
-      if (s.unchanged !== undefined) {
-        const out = await core.queue.enqueueIfUnchanged(core.queueName, input, drawn, effects, s.unchanged);
-        return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
-      }
-      const { outcome } = await core.queue.enqueueWithEffects(core.queueName, input, drawn, effects);
-      return { runId, jobId: outcome.jobId, newlySubmitted: outcome.newlyEnqueued };
+      const out =
+        options.debounce !== undefined
+          ? await submitDebounced(core, runId, input, drawn, effects, options.debounce, unchanged)
+          : await enqueueFirstStep(core, runId, input, drawn, effects, unchanged);
+      if (out !== "raced") return out;
+      // A key of the caller's changed, or perhaps only the run's: the caller reads again (a child's start).
+      if (s.unchanged !== undefined) return out;
+      return "taken";
     } catch (e) {
       if (!drawnIdTaken(e, jobId)) throw e;
     }
@@ -475,10 +525,24 @@ function stepZeroOptions(s: Submission, jobId: string, flow: Record<string, stri
   return drawnIdOptions(opts);
 }
 
+/** The enqueue of a run's first step with the run's records (`effects`), while every key of `unchanged` holds its value. */
+async function enqueueFirstStep(
+  core: RuntimeCore,
+  runId: RunId,
+  input: Uint8Array,
+  opts: EnqueueOptions,
+  effects: SettlementEffects,
+  unchanged: readonly KvExpectation[],
+): Promise<SubmitOutcome | "raced"> {
+  const out = await core.queue.enqueueIfUnchanged(core.queueName, input, opts, effects, unchanged);
+  return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+}
+
 /**
  * The enqueue of a debounced run's first step, with the end of the run it
- * replaces in the same commit. With `unchanged` (a child's start), a race
- * is handed back: the caller reads its guard again, and this the window.
+ * replaces in the same commit, while every key of `unchanged` holds its
+ * value. A race (of the window, or of `unchanged`) is handed back: the
+ * caller reads the run's records, its guard and the window again.
  */
 async function submitDebounced(
   core: RuntimeCore,
@@ -487,21 +551,16 @@ async function submitDebounced(
   opts: EnqueueOptions,
   effects: SettlementEffects,
   debounce: NonNullable<RunOptions["debounce"]>,
-  unchanged: readonly KvExpectation[] | undefined,
+  unchanged: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced"> {
   const enqueue = core.queue.enqueueSuperseding;
   if (enqueue === undefined) throw new ValidationError("RunOptions.debounce needs a runtime over a Queue (this queue port cannot supersede runs)");
-  for (;;) {
-    const replaced = await supersessionOf(core, debounce, runId);
-    const out = await enqueue.call(core.queue, core.queueName, input, opts, effects, replaced, unchanged);
-    if (out === "raced") {
-      if (unchanged !== undefined) return out;
-      continue;
-    }
-    if (out.outcome.newlyEnqueued && replaced.ended !== undefined) {
-      core.noteTerminated(replaced.ended.runId, replaced.ended.atMs);
-      instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "cancelled" });
-    }
-    return { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+  const replaced = await supersessionOf(core, debounce, runId);
+  const out = await enqueue.call(core.queue, core.queueName, input, opts, effects, replaced, unchanged);
+  if (out === "raced") return out;
+  if (out.outcome.newlyEnqueued && replaced.ended !== undefined) {
+    core.noteTerminated(replaced.ended.runId, replaced.ended.atMs);
+    instruments()?.runsTerminated.add(1, { "taquba.queue": core.queueName, "taquba.outcome": "cancelled" });
   }
+  return { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
 }
