@@ -747,7 +747,7 @@ function submitSettlement(
     try {
       // The job's id must be its claim's (a token holds only its own job); the queue is the claim's, not the
       // job's field, which an object inheriting from the job could shadow.
-      r = core.leases.holds(id, ticket.claim.token)
+      r = core.leases.holdsEntry(ticket.claim, id)
         ? heldRecord(core, txn, id, ticket, transition !== ackTransition || ackKeepsRecord(core, ticket.claim.queue))
         : undefined;
     } catch (err) {
@@ -886,7 +886,7 @@ export class Submitted {
   failed(_err: unknown): void {
     const chained = this.#chained;
     this.#stopWaiting();
-    if (chained !== undefined && this.core.leases.holds(chained.record.id, chained.entry.token) !== undefined) this.core.leases.remove(chained.record.id);
+    if (chained !== undefined && this.core.leases.holdsEntry(chained.entry, chained.record.id)) this.core.leases.remove(chained.record.id);
   }
 
   /** The commit is durable: hands out the chained job and tells everyone else what the settlement did. */
@@ -913,7 +913,7 @@ export class Submitted {
     this.#stopWaiting();
     // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
     const next =
-      chained !== undefined && !core.isClosed && core.leases.holds(chained.record.id, chained.entry.token) !== undefined
+      chained !== undefined && !core.isClosed && core.leases.holdsEntry(chained.entry, chained.record.id)
         ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true, chained.keys)
         : undefined;
     if (this.removedRef !== undefined) return core.payloads.deleteAll([this.removedRef]).then(() => this.#announce(next, chained?.index));

@@ -95,6 +95,17 @@ export class LeaseRegistry {
     return e !== undefined && e.token === token ? e : undefined;
   }
 
+  /**
+   * Whether `e` is still the live entry of job `id`, as `holds(id, e.token)`
+   * answers, without the map look-up: an entry is in the map under its own
+   * id exactly while `held` (only `remove` and `clear` take one out, and
+   * both clear it), and tokens are never reused. A settlement checks the
+   * entry its claim kept.
+   */
+  holdsEntry(e: LeaseEntry, id: string): boolean {
+    return e.held && e.id === id;
+  }
+
   extend(e: LeaseEntry, expiresAt: number): void {
     if (expiresAt <= e.expiresAt) return;
     e.expiresAt = expiresAt;

@@ -8,7 +8,7 @@
  * event loop: never `await` between creating a `Txn` and committing it.
  */
 import type { HeadedKey } from "../engine/key-family.js";
-import type { ScanOptions } from "../engine/engine.js";
+import type { ScanOptions, ValueToken } from "../engine/engine.js";
 import { bytesEqual } from "../store/bytes-equal.js";
 import { WriteBatch, type BatchOp } from "../engine/write-batch.js";
 import { statsKey } from "./keys.js";
@@ -26,10 +26,17 @@ export interface ReadSource {
   warm?(keys: Iterable<string>): Promise<void> | undefined;
   /** True when a commit keeps none of the arrays it is given (`Engine.copiesValues`). */
   readonly copiesValues?: boolean;
+  /** A token for the value `key` holds (`Engine.valueToken`): equal tokens of one key mean equal bytes. */
+  valueToken?(key: string): ValueToken | undefined;
 }
 
-/** The stats a transaction last wrote per stats key, with their bytes. */
-type WrittenStats = Map<string, { bytes: Uint8Array; stats: Readonly<QueueStats> }>;
+/**
+ * The stats a transaction last wrote per stats key, with their bytes, and
+ * the token of those bytes as stored once a read found them (undefined
+ * until then): a later read whose token is the same takes the stats
+ * without the value copied out of the engine's packed form and compared.
+ */
+type WrittenStats = Map<string, { bytes: Uint8Array; stats: Readonly<QueueStats>; token: ValueToken | undefined }>;
 
 /**
  * The stats records transactions over a source last wrote: the next
@@ -231,11 +238,22 @@ export class Txn {
     return s.stored;
   }
 
-  /** The stats stored at `key`, decoded unless a transaction over this source wrote the same bytes. */
+  /**
+   * The stats stored at `key`, decoded unless a transaction over this source
+   * wrote the same bytes: known by the stored value's token when a read
+   * found those bytes before (most steps read a count no commit changed
+   * since), else by comparing the bytes read.
+   */
   #readStats(key: string): Readonly<QueueStats> {
-    const stored = this.get(key);
-    const known = stored === undefined ? undefined : writtenStats(this.src).get(key);
-    return known !== undefined && bytesEqual(known.bytes, stored!) ? known.stats : decodeStats(key, stored);
+    const own = this.#written(key);
+    const src = this.src;
+    const token = own === undefined && src.valueToken !== undefined ? src.valueToken(key) : undefined;
+    const known = written.get(src)?.get(key);
+    if (token !== undefined && known !== undefined && known.token === token) return known.stats;
+    const stored = own === undefined ? src.get(key) : (own ?? undefined);
+    if (stored === undefined || known === undefined || !bytesEqual(known.bytes, stored)) return decodeStats(key, stored);
+    known.token = token;
+    return known.stats;
   }
 
   /** Folds the stats deltas into the batch and returns it. Call once, right before commit. */
@@ -273,7 +291,7 @@ export class Txn {
       dead: was.dead + d.dead,
     };
     const bytes = encodeStats(next);
-    last.set(s.key, { bytes, stats: next });
+    last.set(s.key, { bytes, stats: next, token: undefined });
     this.batch.put(s.key, bytes);
   }
 

@@ -6,7 +6,7 @@
  * due, earliest first, and `nextExpiry` is the earliest live one.
  */
 import { describe, expect, it } from "vitest";
-import { LeaseRegistry } from "../../runtime/queue/lease-registry.js";
+import { type LeaseEntry, LeaseRegistry } from "../../runtime/queue/lease-registry.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 import { testRandom } from "../support/seed.js";
 
@@ -17,6 +17,8 @@ describe("LeaseRegistry against a model", () => {
       const reg = new LeaseRegistry();
       const model = new Map<string, number>();
       let now = 1_000;
+      const made: LeaseEntry[] = [];
+      const wrongHolds: string[] = [];
       // Many the same: leases taken in one instant expire together.
       const durations = [0, 1, 2 ** 31, 1e13, 5, 5, 5];
       for (let step = 0; step < 4000; step++) {
@@ -52,10 +54,19 @@ describe("LeaseRegistry against a model", () => {
             model.delete(gid);
           }
         }
+        // An entry is held (`holdsEntry`) exactly while the map look-up finds it (`holds`), and only under its own id.
+        const live = reg.get(id);
+        if (live !== undefined) made.push(live);
+        if (made.length > 0) {
+          // Tallied, not an expect per step: the walk is long.
+          const e = made[r.int(made.length)]!;
+          if (reg.holdsEntry(e, e.id) !== (reg.holds(e.id, e.token) === e) || reg.holdsEntry(e, `${e.id}x`)) wrongHolds.push(`${e.id}#${e.token}`);
+        }
         const earliest = [...model.values()].reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
         expect(reg.nextExpiry() ?? Number.POSITIVE_INFINITY).toBe(earliest);
         expect(reg.size).toBe(model.size);
       }
+      expect(wrongHolds).toEqual([]);
     }
   });
 });

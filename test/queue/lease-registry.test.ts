@@ -161,7 +161,10 @@ describe("Ended leases leave the expiry heap", () => {
   it("gives no expiry to a lease cleared away and then extended", () => {
     const reg = new LeaseRegistry();
     const e = reg.add("a", "q", 10, false);
+    expect(reg.holdsEntry(e, "a")).toBe(true);
     reg.clear();
+    // Not held any more, as a look-up by its id says.
+    expect([reg.holdsEntry(e, "a"), reg.holds("a", e.token)]).toEqual([false, undefined]);
     reg.extend(e, 50);
     expect(reg.nextExpiry()).toBeUndefined();
     expect(reg.expired(100, 10)).toEqual([]);

@@ -3,13 +3,15 @@
  * deltas to the stored counts. A transaction reuses the counts the previous
  * one wrote only while the engine holds the same bytes; the engine hands
  * out a fresh array per read of a value it holds packed, so the check is by
- * content, and a count changed behind it is decoded again.
+ * content, and a count changed behind it is decoded again. Once a read
+ * found those bytes, later reads know them by the stored value's token and
+ * copy nothing out.
  */
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { statsKey } from "../../runtime/queue/keys.js";
 import { decodeStats, encodeStats, type JobState } from "../../runtime/queue/record.js";
-import { Txn } from "../../runtime/queue/txn.js";
+import { type ReadSource, Txn } from "../../runtime/queue/txn.js";
 
 async function bump(engine: Engine, queue: string, pending: number): Promise<void> {
   const txn = new Txn(engine);
@@ -40,6 +42,73 @@ describe("stats in a transaction", () => {
       await bump(engine, "q", 1);
       expect(decodeStats(statsKey("r"), engine.get(statsKey("r"))).pending).toBe(7);
       expect(decodeStats(statsKey("q"), engine.get(statsKey("q"))).pending).toBe(2);
+      await engine.close();
+    });
+  }
+
+  for (const [what, pageValues] of [
+    ["values held as written", undefined],
+    ["values held packed", { keyPrefixes: ["j/"], minBytes: 64 }],
+  ] as const) {
+    it(`reads counts no commit changed since by their token, and counts changed behind it again (${what})`, async () => {
+      const engine = await Engine.open(new MemoryStore(), pageValues === undefined ? {} : { pageValues });
+      const key = statsKey("q");
+      // The engine's reads, counting those of the stats key (the transactions' cache is per source).
+      let reads = 0;
+      const src: ReadSource = {
+        get: (k) => {
+          if (k === key) reads++;
+          return engine.get(k);
+        },
+        has: (k) => engine.has(k),
+        scan: (o) => engine.scan(o),
+        valueToken: (k) => engine.valueToken(k),
+        copiesValues: engine.copiesValues,
+      };
+      const pendingNow = () => new Txn(src).pendingCount("q");
+      const moveIn = async (n: number) => {
+        const txn = new Txn(src);
+        for (let i = 0; i < n; i++) txn.move("q", null, "pending");
+        await engine.commit(txn.finish());
+      };
+      // Each count read, and how many reads of the stats key the engine made for it.
+      const counted = () => {
+        const before = reads;
+        const n = pendingNow();
+        return [n, reads - before];
+      };
+      await moveIn(2);
+      // The first read after a write compares the bytes; later ones know the same stored value by its token.
+      expect([counted(), counted(), counted()]).toEqual([
+        [2, 1],
+        [2, 0],
+        [2, 0],
+      ]);
+      // Other counts written behind the transactions: read and decoded, whatever token the last read saw.
+      await engine.commit(new WriteBatch().put(key, encodeStats({ pending: 40, scheduled: 1, claimed: 2, done: 3, dead: 4 })));
+      expect([counted(), counted()]).toEqual([
+        [40, 1],
+        [40, 1],
+      ]);
+      // The counts the last transaction wrote, written again behind it: a new array, read and found the same (packed,
+      // the same bytes make an equal string, so the same token).
+      await engine.commit(new WriteBatch().put(key, encodeStats({ pending: 2, scheduled: 0, claimed: 0, done: 0, dead: 0 })));
+      expect([counted(), counted()]).toEqual([
+        [2, pageValues === undefined ? 1 : 0],
+        [2, 0],
+      ]);
+      await moveIn(3);
+      expect([counted(), counted()]).toEqual([
+        [5, 1],
+        [5, 0],
+      ]);
+      // Deleted behind them: no counts.
+      await engine.commit(new WriteBatch().delete(key));
+      expect(pendingNow()).toBe(0);
+      // A transaction that moved a job reads the stored counts once, and adds its own.
+      const txn = new Txn(src);
+      txn.move("q", null, "pending");
+      expect([txn.pendingCount("q"), txn.pendingCount("q")]).toEqual([1, 1]);
       await engine.close();
     });
   }
