@@ -19,10 +19,12 @@
  * measured windows bytes promoted and bytes survived in the young
  * generation (`promoted=`, `new_space_survived=` of the scavenges). The
  * summary is over the windows from FIRST (default 2: the first windows
- * still compile), and over cycles: a window with the slice before it (its
- * store's open and untimed runs, the last one's close), so a scavenge that
- * falls between two windows is counted too; the cycle's steps are the
- * window's and its untimed runs'. The cycles' figure decides.
+ * still compile); the windows' bytes per step decide (with N_TP=1000 a
+ * window holds about ten scavenges, so the one that straddles its start
+ * weighs little). Also over cycles: a window with the slice before it (the
+ * last store's close, this one's open and untimed runs), which counts a
+ * scavenge between two windows too, but also the peer bench's own work
+ * after a window (its figures), and a full collection there now and then.
  *
  * Run: `WINDOWS=8 npx tsx bench/gc-windows.ts`; `STORE=local` for a
  * LocalStore; `TRACE=<file>` keeps the raw trace.
