@@ -17,6 +17,14 @@
  * held as the queue's reference to it, which the queue reads without
  * looking the key up among its kept keys (a hash of the string per read).
  * The references live with the run's keys here, so they leave with them.
+ *
+ * A run whose end a wait or an outcome read has answered moves to a small
+ * bound of its own: its keys stay for the outcome read right after the
+ * wait and for reads again soon, but leave after a few dozen later ends
+ * instead of hundreds of runs later. Kept among the 512, a run's keys
+ * and its decoded end (about 1.9 KB) outlived two young-generation
+ * collections and were copied to the old generation; now most leave while
+ * still young.
  */
 import type { KvKeyRef } from "../../queue/user-keys.js";
 import { runKey, stepPointerKey, terminalRecordKey } from "../records/kv-keys.js";
@@ -32,6 +40,9 @@ export type KeyRefOf = (key: string) => KvKeyRef;
  * was decoded from, which the record's token holds.
  */
 export const VIEW_RUN_KEYS_KEPT = 512;
+
+/** Runs whose end was read whose keys a view keeps besides (see `ViewRunKeys.ended`). */
+export const VIEW_ENDED_RUN_KEYS_KEPT = 32;
 
 /** One run's three record keys, and its terminal record as last decoded. */
 export class RunKeysRead {
@@ -87,24 +98,30 @@ function refOf(key: string, keyRef: KeyRefOf | undefined): string | KvKeyRef {
  * The keys of the runs of one step queue, for the last `kept` runs asked
  * for: a bounded map (oldest first out), so a view that reads millions of
  * runs holds no more than `kept` of them, nor of their key references.
+ * Runs whose end was read (`ended`) leave that map for a smaller one of
+ * `endedKept`, oldest first out.
  */
 export class ViewRunKeys {
   readonly #queueName: string;
   readonly #kept: number;
   readonly #keyRef: KeyRefOf | undefined;
+  readonly #endedKept: number;
   readonly #byRun = new Map<string, RunKeysRead>();
+  /** Runs whose end was read, oldest first: apart, so the runs still read leave no sooner for them. */
+  readonly #ended = new Map<string, RunKeysRead>();
 
   /** `keyRef`: the source's maker of key references (`Queue.kvKeyRef`), when it has one. */
-  constructor(queueName: string, kept = VIEW_RUN_KEYS_KEPT, keyRef?: KeyRefOf) {
+  constructor(queueName: string, kept = VIEW_RUN_KEYS_KEPT, keyRef?: KeyRefOf, endedKept = VIEW_ENDED_RUN_KEYS_KEPT) {
     this.#queueName = queueName;
     this.#kept = kept;
     this.#keyRef = keyRef;
+    this.#endedKept = endedKept;
   }
 
   /** The keys of `runId` (a run id already parsed). */
   of(runId: string): RunKeysRead {
     const m = this.#byRun;
-    const found = m.get(runId);
+    const found = m.get(runId) ?? this.#ended.get(runId);
     if (found !== undefined) return found;
     const keys = new RunKeysRead(this.#queueName, runId, this.#keyRef);
     if (m.size >= this.#kept) m.delete(m.keys().next().value as string);
@@ -112,8 +129,23 @@ export class ViewRunKeys {
     return keys;
   }
 
-  /** How many runs' keys are kept (for tests of the bound). */
+  /**
+   * Notes that a reader was answered `runId`'s end (a wait's or an
+   * outcome's): its keys, if kept among the runs read, move to the bound of
+   * ended runs. A run read again later is read as before: from these keys
+   * while they are kept, from keys built again after.
+   */
+  ended(runId: string): void {
+    const keys = this.#byRun.get(runId);
+    if (keys === undefined) return;
+    this.#byRun.delete(runId);
+    const e = this.#ended;
+    if (e.size >= this.#endedKept) e.delete(e.keys().next().value as string);
+    e.set(runId, keys);
+  }
+
+  /** How many runs' keys are kept, ended ones included (for tests of the bound). */
   get size(): number {
-    return this.#byRun.size;
+    return this.#byRun.size + this.#ended.size;
   }
 }

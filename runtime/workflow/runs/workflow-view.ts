@@ -278,12 +278,16 @@ export class WorkflowView {
    * @internal Notes that `terminal`, as run `runId`'s terminal record was
    * read in this view, is durable: the caller read it and then awaited
    * `durable()`. A later read that finds the same stored value (its token
-   * unchanged) then answers without waiting for durability again.
+   * unchanged) then answers without waiting for durability again. The
+   * caller (a wait) answers the run's end with it: the run's keys move to
+   * the view's ended runs (`ViewRunKeys.ended`).
    */
   readDurable(runId: string, terminal: TerminalRecord): void {
     if (this.#borrow === undefined) return;
     const k = this.#runKeys.of(runId);
     if (k.terminalRecord === terminal) k.terminalDurable = true;
+    // The wait's end: the run's keys are kept a little longer, for the outcome read after it (see `ViewRunKeys`).
+    this.#runKeys.ended(runId);
   }
 
   /**
@@ -331,6 +335,7 @@ export class WorkflowView {
     const durable = this.durableAfter(id, r);
     if (durable !== undefined) await durable;
     if (r.kind !== "terminated") return null;
+    if (this.#borrow !== undefined) this.#runKeys.ended(id);
     // An outcome kept in the record is returned as it is: a promise returned from here would cost two more turns.
     return outcomeOfTerminal(r.terminal) ?? this.outcomeOf(r.terminal);
   }
