@@ -180,7 +180,10 @@ export async function electionScenario(
   try {
     for (let i = 0; i < 3; i++) await startWorker();
     await owner();
-    for (const tag of tags) clients.push(run.track(`client ${tag}`, startScript(CLIENT, [url, tag, String(perClient), "6"], { env })));
+    // A client's calls wait for an answer up to what is left of the scenario's deadline (at least the client's 180 s):
+    // the deadline is what guards against a hang, and a call past it fails the scenario with the runs missing.
+    const clientEnv = { ...env, TAQUBA_TEST_CLIENT_TIMEOUT_MS: String(Math.max(180_000, run.remainingMs)) };
+    for (const tag of tags) clients.push(run.track(`client ${tag}`, startScript(CLIENT, [url, tag, String(perClient), "6"], { env: clientEnv })));
 
     // 1. SIGKILL: a standby claims the lease within the lease duration plus one renewal interval.
     await reachQuarter(1);
