@@ -1,10 +1,11 @@
 /**
  * @module A test's limit stretched by the load is read while the test runs:
  * a body within it resolves with its value, one past it fails naming the
- * limit, and a load that rises during the run raises the limit.
+ * limit, and a load that rises during the run raises the limit. A
+ * scenario's wait is its quiet bound on a quiet machine, up to twice that.
  */
 import { describe, expect, it } from "vitest";
-import { loadLimitTimeout, withinLoadLimit } from "./load.js";
+import { loadLimitTimeout, waitBound, withinLoadLimit } from "./load.js";
 
 const MS = 10;
 const EVERY = 5;
@@ -60,5 +61,19 @@ describe("withinLoadLimit", () => {
 
   it("leaves vitest's own timeout past the largest stretch, so the limit speaks first", () => {
     expect(loadLimitTimeout(MS)).toBeGreaterThan(4 * MS + EVERY);
+  });
+});
+
+describe("waitBound", () => {
+  it("is the quiet bound at the least stretch and twice it at the most", () => {
+    expect(waitBound(60_000, () => 2)).toBe(60_000);
+    expect(waitBound(60_000, () => 3)).toBe(90_000);
+    expect(waitBound(60_000, () => 4)).toBe(120_000);
+  });
+
+  it("reads the machine's load when given no factor, within those bounds", () => {
+    const bound = waitBound(60_000);
+    expect(bound).toBeGreaterThanOrEqual(60_000);
+    expect(bound).toBeLessThanOrEqual(120_000);
   });
 });

@@ -45,6 +45,18 @@ export function scaledForLoad(ms: number): number {
   return Math.round(ms * loadFactor());
 }
 
+/**
+ * The bound of one wait inside a process scenario (a takeover, a child's
+ * start, a phase of the work), read when the wait starts: `quietMs` on a
+ * quiet machine, stretched by the load per core beyond 2, up to twice
+ * `quietMs`. Such a wait guards against a hang; a promise about time (a
+ * lease's takeover) is checked on its own, net of the time a process was
+ * not run, so stretching the guard weakens nothing.
+ */
+export function waitBound(quietMs: number, factor: () => number = loadFactor): number {
+  return Math.round((quietMs * factor()) / MIN_FACTOR);
+}
+
 /** How often `withinLoadLimit` reads the load again. */
 const RELOAD_EVERY_MS = 1_000;
 /** vitest's own timeout is this much past the largest stretch, so that the test's limit speaks first. */

@@ -3,6 +3,8 @@
  * test of the files run is repeated once per seed of the range, each
  * repeat with TAQUBA_TEST_SEED set to its seed, in one process (a vitest
  * start per seed cost more than most of the files' tests). A repeat that
+ * passes prints `seed sweep: seed N passed: <test>` (a sweep stopped at a
+ * time limit shows how far it got), one that
  * fails prints `seed sweep: seed N failed: <test>: <first line>`, and the
  * failed seeds are listed at the file's end; replay one with
  * TAQUBA_TEST_SEED=N alone (a test whose fixtures are shared across its
@@ -49,8 +51,9 @@ if (range !== undefined) {
   });
   afterEach(({ task }) => {
     const errors = task.result?.errors ?? [];
-    if (errors.length <= (errorsBefore.get(task) ?? 0)) return;
     const seed = Number(process.env.TAQUBA_TEST_SEED);
+    // A line per passed repeat too: a sweep stopped at a time limit shows which seeds it reached.
+    if (errors.length <= (errorsBefore.get(task) ?? 0)) return void console.log(`seed sweep: seed ${seed} passed: ${task.name}`);
     const first = String(errors[errors.length - 1]?.message ?? "").split("\n")[0];
     console.log(`seed sweep: seed ${seed} failed: ${task.name}: ${first}`);
     failedSeeds.set(task.name, [...(failedSeeds.get(task.name) ?? []), seed]);

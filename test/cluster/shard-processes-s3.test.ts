@@ -1,0 +1,45 @@
+/**
+ * @module Three worker processes over four shards and two client processes
+ * over the S3 protocol server (run in this process): owners killed and
+ * stopped at seeded points (the scenario in shard-scenario.ts; the local
+ * directory's run of it is shard-processes.test.ts, a file of its own so
+ * vitest runs the two side by side).
+ */
+import { describe, it, onTestFinished } from "vitest";
+import { useS3Server } from "../support/use-s3-server.js";
+import { startLocalLatenessProbe } from "../support/lateness-probe.js";
+import { testRandom } from "../support/seed.js";
+import { RUNS, SLACK_MS, scenarioTestMs, shardScenario, TIMINGS } from "./shard-scenario.js";
+
+describe("three workers over four shards, two clients; a worker killed, another stopped", () => {
+  describe("over the S3 protocol server", () => {
+    const s3 = useS3Server();
+    it(
+      "runs",
+      async () => {
+        const serverStalls = startLocalLatenessProbe();
+        onTestFinished(() => serverStalls.stop());
+        const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+        const env = { ...process.env, ...creds };
+        const saved = Object.fromEntries(Object.keys(creds).map((k) => [k, process.env[k]]));
+        Object.assign(process.env, creds);
+        onTestFinished(() => {
+          for (const [k, v] of Object.entries(saved)) {
+            if (v === undefined) delete process.env[k];
+            else process.env[k] = v;
+          }
+        });
+        await shardScenario(
+          `s3://${s3.bucket}/shard-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`,
+          RUNS.s3,
+          env,
+          SLACK_MS.s3,
+          TIMINGS.s3,
+          testRandom("shard processes over S3"),
+          serverStalls.lines,
+        );
+      },
+      scenarioTestMs(RUNS.s3),
+    );
+  });
+});
