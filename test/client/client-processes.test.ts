@@ -13,11 +13,11 @@
  * full 500 is run by hand, see bench/RESULTS.md).
  */
 import { fileURLToPath } from "node:url";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from "../../runtime/client/inbox-server.js";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { useS3Server } from "../support/use-s3-server.js";
+import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
@@ -120,18 +120,10 @@ describe("one owner and two client processes, the owner SIGKILLed twice", () => 
   describe("over the S3 protocol server", () => {
     const s3 = useS3Server();
     it("runs", async () => {
-      const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
-      const env = { ...process.env, ...creds };
-      // The SDK reads credentials from this process's environment too (the checks below read the bucket).
-      const saved = Object.fromEntries(Object.keys(creds).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, creds);
-      onTestFinished(() => {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      });
-      await scenario(`s3://${s3.bucket}/client-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 30, env, "200");
+      // The SDK reads credentials from this process's environment too (the checks read the bucket); the children get a copy of it.
+      await withS3Environment(s3, () =>
+        scenario(`s3://${s3.bucket}/client-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 30, { ...process.env }, "200"),
+      );
     }, 600_000);
   });
 });
