@@ -29,27 +29,16 @@
  * Run: `WINDOWS=8 npx tsx bench/gc-windows.ts`; `STORE=local` for a
  * LocalStore; `TRACE=<file>` keeps the raw trace.
  */
-import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadAverageText } from "./support/load-average.js";
+import { sliceOfMark, tracePeerWindow } from "./support/traced-windows.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const WINDOWS = process.env.WINDOWS ?? "8";
 const FIRST = Number(process.env.FIRST ?? 2);
 const steps = Number(process.env.N_TP ?? 200) * Number(process.env.M ?? 10);
 /** Steps of a window's untimed runs, in the slice after the one before it. */
 const primeSteps = Number(process.env.PRIME ?? 10) * Number(process.env.M ?? 10);
 const loadBefore = loadAverageText();
-const child = spawnSync(process.execPath, ["--import", "tsx", "--trace-gc-nvp", join(here, "peer-window.ts")], {
-  cwd: join(here, ".."),
-  env: { ...process.env, MARKS: "1", WINDOWS },
-  encoding: "utf8",
-  maxBuffer: 1 << 30,
-});
-if (child.status !== 0) throw new Error(`peer-window ended with ${child.status}: ${child.stderr.slice(-2000)}`);
-if (process.env.TRACE !== undefined) writeFileSync(process.env.TRACE, child.stdout);
+const trace = tracePeerWindow(["--trace-gc-nvp"], WINDOWS);
 
 interface Slice {
   name: string;
@@ -71,11 +60,10 @@ const slice = (name: string, window: boolean): Slice => {
 };
 let at = slice("start-up", false);
 const field = (line: string, name: string) => Number(new RegExp(`(?:^|\\s)${name}=([0-9.]+)`).exec(line)?.[1] ?? 0);
-for (const line of child.stdout.split("\n")) {
-  const mark = /\[window-mark (start|end) ([^\]]*)\]/.exec(line);
-  if (mark !== null) {
-    const label = mark[2]!.replace("window ", "");
-    at = mark[1] === "start" ? slice(label === "warm-up" ? "warm-up" : `window ${label}`, label !== "warm-up") : slice(`after ${label}`, false);
+for (const line of trace.split("\n")) {
+  const opened = sliceOfMark(line);
+  if (opened !== undefined) {
+    at = slice(opened.name, opened.window);
     continue;
   }
   const kind = /\sgc=(\w+)/.exec(line)?.[1];

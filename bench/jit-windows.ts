@@ -18,22 +18,11 @@
  * deoptimization; COMPILED=1 names the functions compiled in each window;
  * TRACE=<file> keeps the raw trace.
  */
-import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadAverageText } from "./support/load-average.js";
+import { sliceOfMark, tracePeerWindow } from "./support/traced-windows.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const WINDOWS = process.env.WINDOWS ?? "11";
-const child = spawnSync(process.execPath, ["--import", "tsx", "--trace-opt", "--trace-deopt-verbose", "--trace-gc", join(here, "peer-window.ts")], {
-  cwd: join(here, ".."),
-  env: { ...process.env, MARKS: "1", WINDOWS },
-  encoding: "utf8",
-  maxBuffer: 1 << 30,
-});
-if (child.status !== 0) throw new Error(`peer-window ended with ${child.status}: ${child.stderr.slice(-2000)}`);
-if (process.env.TRACE !== undefined) writeFileSync(process.env.TRACE, child.stdout);
+const trace = tracePeerWindow(["--trace-opt", "--trace-deopt-verbose", "--trace-gc"], WINDOWS);
 
 interface Deopt {
   fn: string;
@@ -57,11 +46,10 @@ const slice = (name: string): Slice => {
 let at = slice("start-up");
 let open: Deopt | undefined;
 const fnOf = (line: string) => /<JSFunction (\S*)/.exec(line)?.[1] ?? "?";
-for (const line of child.stdout.split("\n")) {
-  const mark = /\[window-mark (start|end) ([^\]]*)\]/.exec(line);
-  if (mark !== null) {
-    const label = mark[2]!.replace("window ", "");
-    at = slice(mark[1] === "start" ? (label === "warm-up" ? "warm-up" : `window ${label}`) : `after ${label}`);
+for (const line of trace.split("\n")) {
+  const opened = sliceOfMark(line);
+  if (opened !== undefined) {
+    at = slice(opened.name);
     continue;
   }
   if (line.startsWith("[marking")) at.marked++;

@@ -13,18 +13,17 @@
  * full 500 is run by hand, see bench/RESULTS.md).
  */
 import { fileURLToPath } from "node:url";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEFAULT_MAX_CONCURRENT_REQUESTS } from "../../runtime/client/inbox-server.js";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
-import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
-import { jobIdOfEnd } from "../../runtime/workflow/runs/end-tokens.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { useS3Server } from "../support/use-s3-server.js";
+import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
 import { missingRuns } from "./fixtures/missing-runs.js";
 import { OWNER_KILLED_FAILURES } from "./fixtures/expected-failures.js";
+import { expectRunLine, runLines } from "./fixtures/run-lines.js";
 
 const OWNER = fileURLToPath(new URL("./fixtures/owner-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("./fixtures/client-process.ts", import.meta.url));
@@ -33,21 +32,6 @@ const sized = Number(process.env.TAQUBA_CLIENT_RUNS ?? 0);
 // A child's start (Node, then tsx compiling the runtime, cold on a fresh clone) took over 60 s
 // with several process test files running at once on two loaded cores.
 const READY_MS = 180_000;
-
-interface RunLine {
-  runId: string;
-  kind: "noop" | "signal" | "cancel";
-  jobId?: string;
-  newly?: boolean;
-  dupNewly?: boolean;
-  mismatch?: string;
-  signal?: string;
-  cancel?: boolean;
-  status?: string;
-  result?: unknown;
-  error?: string;
-  outcome?: { status: string; errorKind: string | null } | null;
-}
 
 async function keys(store: ObjectStore, prefix: string): Promise<string[]> {
   const out: string[] = [];
@@ -101,33 +85,15 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
   // The clients expect none: an owner killed mid-answer only delays theirs.
   run.expectNoUnexpectedFailures((name) => (name.startsWith("owner ") ? OWNER_KILLED_FAILURES : []));
 
-  const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));
+  const lines = runLines(clients);
   expect(lines).toHaveLength(perClient * 2);
   const reader = await QueueReader.open(store, STORE_NAME);
   try {
     for (const line of lines) {
-      const n = Number(line.runId.split("-r")[1]);
-      expect(line.error, line.runId).toBeUndefined();
-      expect(line.newly, line.runId).toBe(true);
-      if (line.kind === "noop") expect(line, line.runId).toMatchObject({ status: "succeeded", result: { n } });
-      else {
-        expect(line.dupNewly, line.runId).toBe(false);
-        expect(line.mismatch, line.runId).toBe("InputMismatchError");
-      }
-      if (line.kind === "signal") {
-        expect(["delivered", "buffered"], line.runId).toContain(line.signal);
-        expect(line, line.runId).toMatchObject({ status: "succeeded", result: { paid: n } });
-      }
-      if (line.kind === "cancel") expect(line, line.runId).toMatchObject({ cancel: true, status: "cancelled" });
+      await expectRunLine(line, reader);
+      if (line.kind === "signal") expect(["delivered", "buffered"], line.runId).toContain(line.signal);
       // Every ended run has an outcome that agrees with its end, a cancel of a waiting step (no worker) included.
       expect(line.outcome, line.runId).toEqual({ status: line.status, errorKind: line.kind === "cancel" ? "cancelled" : null });
-      // Ended once, in the one pass of its submission (a second application would draw another),
-      // and a one-step run by the step job the client was told about.
-      const key = `workflow/outcomes/${STEP_QUEUE}/${line.runId}`;
-      const terminal = decodeTerminalRecord((await reader.kvGet(key))!, key);
-      expect(terminal.submission, line.runId).toMatch(/^[0-9A-Z]{26}$/);
-      expect(terminal.incarnation, line.runId).toBe(terminal.submission);
-      if (line.kind === "noop") expect(jobIdOfEnd(terminal), line.runId).toBe(line.jobId);
     }
     expect(
       (await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries.map((e) => e.key),
@@ -154,18 +120,10 @@ describe("one owner and two client processes, the owner SIGKILLed twice", () => 
   describe("over the S3 protocol server", () => {
     const s3 = useS3Server();
     it("runs", async () => {
-      const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
-      const env = { ...process.env, ...creds };
-      // The SDK reads credentials from this process's environment too (the checks below read the bucket).
-      const saved = Object.fromEntries(Object.keys(creds).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, creds);
-      onTestFinished(() => {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      });
-      await scenario(`s3://${s3.bucket}/client-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 30, env, "200");
+      // The SDK reads credentials from this process's environment too (the checks read the bucket); the children get a copy of it.
+      await withS3Environment(s3, () =>
+        scenario(`s3://${s3.bucket}/client-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`, sized || 30, { ...process.env }, "200"),
+      );
     }, 600_000);
   });
 });

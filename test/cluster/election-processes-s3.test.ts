@@ -6,7 +6,7 @@
  * own so vitest runs the two side by side).
  */
 import { describe, it, onTestFinished } from "vitest";
-import { useS3Server } from "../support/use-s3-server.js";
+import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { startLocalLatenessProbe } from "../support/lateness-probe.js";
 import { electionScenario, SCENARIO_TEST_MS, SLACK_MS, sized, TIMINGS } from "./election-scenario.js";
 
@@ -18,23 +18,16 @@ describe("three workers in an owner election, two clients; the owner killed, sto
       async () => {
         const serverStalls = startLocalLatenessProbe();
         onTestFinished(() => serverStalls.stop());
-        const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
-        const env = { ...process.env, ...creds };
-        const saved = Object.fromEntries(Object.keys(creds).map((k) => [k, process.env[k]]));
-        Object.assign(process.env, creds);
-        onTestFinished(() => {
-          for (const [k, v] of Object.entries(saved)) {
-            if (v === undefined) delete process.env[k];
-            else process.env[k] = v;
-          }
-        });
-        await electionScenario(
-          `s3://${s3.bucket}/election-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`,
-          sized || 12,
-          env,
-          SLACK_MS.s3,
-          TIMINGS.s3,
-          serverStalls.lines,
+        // The checks read the bucket with this process's environment; the children get a copy of it.
+        await withS3Environment(s3, () =>
+          electionScenario(
+            `s3://${s3.bucket}/election-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`,
+            sized || 12,
+            { ...process.env },
+            SLACK_MS.s3,
+            TIMINGS.s3,
+            serverStalls.lines,
+          ),
         );
       },
       SCENARIO_TEST_MS,

@@ -17,8 +17,6 @@
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
-import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
-import { jobIdOfEnd } from "../../runtime/workflow/runs/end-tokens.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
 import { stalledWithin } from "../support/lateness-probe.js";
@@ -26,6 +24,7 @@ import { loadLimitTimeout, waitBound } from "../support/load.js";
 import { STEP_QUEUE, STORE_NAME } from "../client/fixtures/app.js";
 import { missingRuns } from "../client/fixtures/missing-runs.js";
 import { ELECTED_OWNER_FAILURES } from "../client/fixtures/expected-failures.js";
+import { expectRunLine, runLines } from "../client/fixtures/run-lines.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/worker-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../client/fixtures/client-process.ts", import.meta.url));
@@ -63,20 +62,6 @@ const PHASE_MS = 240_000;
 const READY_MS = 180_000;
 // Each wait below is bounded by waitBound (its bound on a quiet machine, up to twice that under
 // load): a guard against a hang. What the lease promises is checked by expectWithinLease.
-
-interface RunLine {
-  runId: string;
-  kind: "noop" | "signal" | "cancel";
-  jobId?: string;
-  newly?: boolean;
-  dupNewly?: boolean;
-  mismatch?: string;
-  signal?: string;
-  cancel?: boolean;
-  status?: string;
-  result?: unknown;
-  error?: string;
-}
 
 interface Worker {
   id: string;
@@ -246,29 +231,11 @@ export async function electionScenario(
   // The clients expect none: a takeover only delays their answers.
   run.expectNoUnexpectedFailures((name) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []));
 
-  const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));
+  const lines = runLines(clients);
   expect(lines).toHaveLength(perClient * 2);
   const reader = await QueueReader.open(store, STORE_NAME);
   try {
-    for (const line of lines) {
-      const n = Number(line.runId.split("-r")[1]);
-      expect(line.error, line.runId).toBeUndefined();
-      expect(line.newly, line.runId).toBe(true);
-      if (line.kind === "noop") expect(line, line.runId).toMatchObject({ status: "succeeded", result: { n } });
-      else {
-        expect(line.dupNewly, line.runId).toBe(false);
-        expect(line.mismatch, line.runId).toBe("InputMismatchError");
-      }
-      if (line.kind === "signal") expect(line, line.runId).toMatchObject({ status: "succeeded", result: { paid: n } });
-      if (line.kind === "cancel") expect(line, line.runId).toMatchObject({ cancel: true, status: "cancelled" });
-      // Ended exactly once, by the incarnation the client was told about.
-      const key = `workflow/outcomes/${STEP_QUEUE}/${line.runId}`;
-      const terminal = decodeTerminalRecord((await reader.kvGet(key))!, key);
-      // One pass of its submission (a second application would draw another); a one-step run ended by the job the client was told of.
-      expect(terminal.submission, line.runId).toMatch(/^[0-9A-Z]{26}$/);
-      expect(terminal.incarnation, line.runId).toBe(terminal.submission);
-      if (line.kind === "noop") expect(jobIdOfEnd(terminal), line.runId).toBe(line.jobId);
-    }
+    for (const line of lines) await expectRunLine(line, reader);
     expect(
       (await reader.kvScan(`workflow/signal-buf/${STEP_QUEUE}/`)).entries.map((e) => e.key),
       "buffered signals left",

@@ -6,7 +6,7 @@
  * vitest runs the two side by side).
  */
 import { describe, it, onTestFinished } from "vitest";
-import { useS3Server } from "../support/use-s3-server.js";
+import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { startLocalLatenessProbe } from "../support/lateness-probe.js";
 import { testRandom } from "../support/seed.js";
 import { RUNS, SLACK_MS, scenarioTestMs, shardScenario, TIMINGS } from "./shard-scenario.js";
@@ -19,24 +19,17 @@ describe("three workers over four shards, two clients; a worker killed, another 
       async () => {
         const serverStalls = startLocalLatenessProbe();
         onTestFinished(() => serverStalls.stop());
-        const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
-        const env = { ...process.env, ...creds };
-        const saved = Object.fromEntries(Object.keys(creds).map((k) => [k, process.env[k]]));
-        Object.assign(process.env, creds);
-        onTestFinished(() => {
-          for (const [k, v] of Object.entries(saved)) {
-            if (v === undefined) delete process.env[k];
-            else process.env[k] = v;
-          }
-        });
-        await shardScenario(
-          `s3://${s3.bucket}/shard-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`,
-          RUNS.s3,
-          env,
-          SLACK_MS.s3,
-          TIMINGS.s3,
-          testRandom("shard processes over S3"),
-          serverStalls.lines,
+        // The checks read the bucket with this process's environment; the children get a copy of it.
+        await withS3Environment(s3, () =>
+          shardScenario(
+            `s3://${s3.bucket}/shard-test?endpoint=${encodeURIComponent(s3.endpoint)}&forcePathStyle=true`,
+            RUNS.s3,
+            { ...process.env },
+            SLACK_MS.s3,
+            TIMINGS.s3,
+            testRandom("shard processes over S3"),
+            serverStalls.lines,
+          ),
         );
       },
       scenarioTestMs(RUNS.s3),

@@ -20,8 +20,6 @@
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { createShards, openStore, QueueReader, shardOfRun, type ObjectStore } from "taquba";
-import { decodeTerminalRecord } from "../../runtime/workflow/records/records.js";
-import { jobIdOfEnd } from "../../runtime/workflow/runs/end-tokens.js";
 import { shardStoreName } from "../../runtime/client/shard-route.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
@@ -31,6 +29,7 @@ import type { TestRandom } from "../support/seed.js";
 import { STEP_QUEUE } from "../client/fixtures/app.js";
 import { missingRuns } from "../client/fixtures/missing-runs.js";
 import { ELECTED_OWNER_FAILURES } from "../client/fixtures/expected-failures.js";
+import { expectRunLine, runLines } from "../client/fixtures/run-lines.js";
 
 const WORKER = fileURLToPath(new URL("./fixtures/shard-worker-process.ts", import.meta.url));
 const CLIENT = fileURLToPath(new URL("../client/fixtures/client-process.ts", import.meta.url));
@@ -56,20 +55,6 @@ const READY_MS = 180_000;
 // Each wait below is bounded by waitBound (its bound on a quiet machine, up to twice that under
 // load): a guard against a hang. What the lease promises is checked against the claim's time,
 // net of the time its worker or the store server was not run.
-
-interface RunLine {
-  runId: string;
-  kind: "noop" | "signal" | "cancel";
-  jobId?: string;
-  newly?: boolean;
-  status?: string;
-  result?: unknown;
-  error?: string;
-  signal?: string;
-  cancel?: boolean;
-  mismatch?: string;
-  dupNewly?: boolean;
-}
 
 interface Worker {
   id: string;
@@ -278,27 +263,16 @@ export async function shardScenario(
   // The clients expect none: a takeover only delays their answers.
   run.expectNoUnexpectedFailures((name) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []));
 
-  const lines = clients.flatMap((c) => c.lines.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as RunLine));
+  const lines = runLines(clients);
   expect(lines).toHaveLength(perClient * 2);
   const readers = await Promise.all(Array.from({ length: SHARDS }, (_, i) => QueueReader.open(store, shardStoreName("app", i))));
   const perShard = new Array<number>(SHARDS).fill(0);
   try {
     for (const line of lines) {
-      const n = Number(line.runId.split("-r")[1]);
-      expect(line.error, line.runId).toBeUndefined();
-      expect(line.newly, line.runId).toBe(true);
-      if (line.kind === "noop") expect(line, line.runId).toMatchObject({ status: "succeeded", result: { n } });
-      else expect(line, line.runId).toMatchObject({ dupNewly: false, mismatch: "InputMismatchError" });
-      if (line.kind === "signal") expect(line, line.runId).toMatchObject({ status: "succeeded", result: { paid: n } });
-      if (line.kind === "cancel") expect(line, line.runId).toMatchObject({ cancel: true, status: "cancelled" });
       const shard = shardOfRun(line.runId, SHARDS);
       perShard[shard]!++;
+      await expectRunLine(line, readers[shard]!);
       const key = `workflow/outcomes/${STEP_QUEUE}/${line.runId}`;
-      const terminal = decodeTerminalRecord((await readers[shard]!.kvGet(key))!, key);
-      // One pass of its submission (a second application would draw another); a one-step run ended by the job the client was told of.
-      expect(terminal.submission, line.runId).toMatch(/^[0-9A-Z]{26}$/);
-      expect(terminal.incarnation, line.runId).toBe(terminal.submission);
-      if (line.kind === "noop") expect(jobIdOfEnd(terminal), line.runId).toBe(line.jobId);
       // On no other shard.
       for (const [i, r] of readers.entries()) if (i !== shard) expect(await r.kvGet(key), `${line.runId} on shard ${i}`).toBeNull();
     }

@@ -12,17 +12,14 @@ import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalStore, type ObjectStore } from "../../runtime/index.js";
 import { openServedOwner, waitingSteps } from "./fixtures/signal-owner.js";
-import { startDashboard } from "../../operator/dashboard/server.js";
-import { Operations } from "../../operator/inspect/operations.js";
-import { OperatorSession } from "../../operator/cli/session.js";
 import { groupMemberKey, signalWaitKey } from "../../runtime/workflow/records/kv-keys.js";
 import { groupTag } from "../../runtime/workflow/groups/group-keys.js";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { dashboardOver } from "./fixtures/store-dashboard.js";
 import { until } from "../support/until.js";
 import { waitText } from "./dashboard-page.js";
-import { pathToFileURL } from "node:url";
 
 const tempDir = useTempDirs("taquba-dashboard-repair-beside-");
 const browserFound = findBrowser();
@@ -72,17 +69,7 @@ describe("the dashboard's repair of damage beside a run whose page loads", () =>
       await damage(signalWaitKey(Q, "wk-bad"), { step: -1 });
       await damage(groupMemberKey(Q, groupTag("live"), "a"), { state: "lost" });
 
-      const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: "app", stepQueue: Q, store });
-      const dashboard = await startDashboard({
-        ops: new Operations(session),
-        refresh: async () => (await session.reader()).refresh(),
-        info: { name: "app", stepQueue: Q, store: "test" },
-        port: 0,
-      });
-      stops.push(async () => {
-        await dashboard.close();
-        await session.close();
-      });
+      const { dashboard } = await dashboardOver(dir, store, Q, stops);
       // The JSON of the run's page carries the damage as fields, worded by the server.
       const detail = (await (await fetch(new URL("/api/runs/waiter", dashboard.url))).json()) as { damage?: { record: string; words: string }[] };
       expect(detail.damage).toMatchObject([{ record: "signal_wait", words: "signal wait" }]);

@@ -12,17 +12,14 @@ import { pack, unpack } from "msgpackr";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalStore } from "../../runtime/index.js";
 import { openServedOwner, waitingSteps } from "./fixtures/signal-owner.js";
-import { startDashboard } from "../../operator/dashboard/server.js";
-import { Operations } from "../../operator/inspect/operations.js";
-import { OperatorSession } from "../../operator/cli/session.js";
 import { signalWaitKey } from "../../runtime/workflow/records/kv-keys.js";
 import { parseSuffix, runIndexPrefix } from "../../runtime/workflow/runs/run-index.js";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { dashboardOver } from "./fixtures/store-dashboard.js";
 import { until } from "../support/until.js";
 import { waitText } from "./dashboard-page.js";
-import { pathToFileURL } from "node:url";
 
 const tempDir = useTempDirs("taquba-dashboard-repair-plan-");
 const browserFound = findBrowser();
@@ -49,17 +46,7 @@ describe("the dashboard's repair of a run that changed while its question was op
       const indexKey = (await queue.kvScan(prefix, { limit: 10 })).entries.find((e) => parseSuffix(e.key.slice(prefix.length))?.runId === "waiter")!.key;
       await queue.kvPut(indexKey, new Uint8Array(pack({ headers: 7 })));
 
-      const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: "app", stepQueue: Q, store });
-      const dashboard = await startDashboard({
-        ops: new Operations(session),
-        refresh: async () => (await session.reader()).refresh(),
-        info: { name: "app", stepQueue: Q, store: "test" },
-        port: 0,
-      });
-      stops.push(async () => {
-        await dashboard.close();
-        await session.close();
-      });
+      const { dashboard } = await dashboardOver(dir, store, Q, stops);
 
       const browser = await launchBrowser((browserFound as { path: string }).path);
       try {

@@ -8,16 +8,13 @@
  * repair still checks them all.
  */
 import { pack, unpack } from "msgpackr";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalStore, StepOutcome } from "../../runtime/index.js";
-import { OperatorSession } from "../../operator/cli/session.js";
-import { Operations } from "../../operator/inspect/operations.js";
-import { startDashboard } from "../../operator/dashboard/server.js";
 import { childEntryKey } from "../../runtime/workflow/records/kv-keys.js";
 import { CHILD_ENTRIES_PER_CHECK } from "../../runtime/workflow/runs/repair.js";
 import { openOwnerRuntime } from "./fixtures/signal-owner.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { dashboardOver } from "./fixtures/store-dashboard.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
 import { findBrowser, launchBrowser } from "../support/browser.js";
@@ -69,10 +66,8 @@ describe("the run page of a parent of many children", () => {
       await queue.kvPut(key, new Uint8Array(pack({ ...(unpack((await queue.kvGet(key))!) as object), parentClose: "sometimes" })));
       await queue.flush();
 
-      const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: "app", stepQueue: Q, store });
-      stops.push(() => session.close());
+      const { session, ops, dashboard } = await dashboardOver(dir, store, Q, stops);
       await session.reader(true);
-      const ops = new Operations(session);
       const first = await ops.run("p");
       const boundary = sorted[CHILD_ENTRIES_PER_CHECK - 1]!;
       expect(first?.damage).toBeUndefined();
@@ -82,13 +77,6 @@ describe("the run page of a parent of many children", () => {
       expect(next?.damage).toEqual([expect.objectContaining({ record: "child_entry", detail: expect.stringContaining(`child run ${JSON.stringify(last)}`) })]);
 
       // The dashboard's API: the same, and a children_after that is no run id refused.
-      const dashboard = await startDashboard({
-        ops,
-        refresh: async () => (await session.reader()).refresh(),
-        info: { name: "app", stepQueue: Q, store: "test" },
-        port: 0,
-      });
-      stops.push(() => dashboard.close());
       const page = async (query: string) => fetch(new URL(`/api/runs/p${query}`, dashboard.url));
       expect(((await (await page("")).json()) as { childEntries?: unknown }).childEntries).toEqual({ count: CHILD_ENTRIES_PER_CHECK, next: boundary });
       const after = (await (await page(`?children_after=${encodeURIComponent(boundary)}`)).json()) as { damage?: unknown[] };

@@ -7,15 +7,12 @@
  * hold what the whole history holds, each step's retry mark judged as the
  * whole history judges it.
  */
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalStore, StepOutcome } from "../../runtime/index.js";
-import { OperatorSession } from "../../operator/cli/session.js";
-import { Operations } from "../../operator/inspect/operations.js";
-import { startDashboard } from "../../operator/dashboard/server.js";
 import { HISTORY_ENTRIES_PER_PAGE } from "../../runtime/workflow/runs/inspect-run.js";
 import { openOwnerRuntime } from "./fixtures/signal-owner.js";
 import { useTempDirs } from "../support/temp-dirs.js";
+import { dashboardOver } from "./fixtures/store-dashboard.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
 
@@ -79,10 +76,8 @@ describe("the run page of a run of many steps", () => {
       await expect(view.inspectRunPage("r", -1)).rejects.toThrow(/step number/);
 
       // The operator's run detail (the run page, `runs show --json`).
-      const session = new OperatorSession({ storeUrl: pathToFileURL(dir).href, name: "app", stepQueue: Q, store });
-      stops.push(() => session.close());
+      const { session, ops, dashboard } = await dashboardOver(dir, store, Q, stops);
       await session.reader(true);
-      const ops = new Operations(session);
       const first = await ops.run("r");
       expect(first?.historyPage).toEqual({ count: HISTORY_ENTRIES_PER_PAGE, next: HISTORY_ENTRIES_PER_PAGE - 1 });
       expect(attemptSteps(first?.timeline)).toEqual([...range(0, HISTORY_ENTRIES_PER_PAGE)]);
@@ -92,13 +87,6 @@ describe("the run page of a run of many steps", () => {
       expect(last?.step).toBe(STEPS + 1);
 
       // The dashboard's API: the same, and a history_after that is no step refused.
-      const dashboard = await startDashboard({
-        ops,
-        refresh: async () => (await session.reader()).refresh(),
-        info: { name: "app", stepQueue: Q, store: "test" },
-        port: 0,
-      });
-      stops.push(() => dashboard.close());
       const page = async (query: string) => fetch(new URL(`/api/runs/r${query}`, dashboard.url));
       expect(((await (await page("")).json()) as { historyPage?: unknown }).historyPage).toEqual(first?.historyPage);
       const second = (await (await page(`?history_after=${HISTORY_ENTRIES_PER_PAGE - 1}`)).json()) as {
