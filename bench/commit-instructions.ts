@@ -21,6 +21,9 @@
  * then `npm run build` in each checkout and
  * `COMMITS=<200|1200> valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --no-concurrent-recompilation bench/.out/commit-instructions.mjs <checkout>`.
  * Without valgrind it prints the CPU per commit too (a rough figure).
+ * COALESCE=1 joins the batches of one turn into one commit, every writer
+ * awaiting it (bench/commit-joint-instructions.ts counts the same on the
+ * queue's path, which copies no op).
  * Bytes per commit (counts the load does not move):
  * `ALLOC=10000 node --expose-gc --max-semi-space-size=64 bench/.out/commit-instructions.mjs <checkout>`.
  */
