@@ -21,6 +21,9 @@
  * then `npm run build` in each checkout and
  * `COMMITS=<200|1200> valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --no-concurrent-recompilation bench/.out/commit-instructions.mjs <checkout>`.
  * Without valgrind it prints the CPU per commit too (a rough figure).
+ * COALESCE=1 joins the batches of one turn into one commit, every writer
+ * awaiting it (bench/commit-joint-instructions.ts counts the same on the
+ * queue's path, which copies no op).
  * Bytes per commit (counts the load does not move):
  * `ALLOC=10000 node --expose-gc --max-semi-space-size=64 bench/.out/commit-instructions.mjs <checkout>`.
  */
@@ -34,6 +37,8 @@ const COMMITS = env("COMMITS", 1000);
 const WRITERS = env("WRITERS", 50);
 const OPS = env("OPS", 5);
 const ALLOC = env("ALLOC", 0);
+/** COALESCE=1: the batches committed in one turn go to the engine as one commit (their ops joined in order), each writer awaiting that commit: what coalescing a turn's settlements could save on the engine's side. */
+const COALESCE = env("COALESCE", 0);
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const T = await loadCheckout<Taquba>(dir);
@@ -61,10 +66,29 @@ async function drive(engine: Engine, commits: number): Promise<void> {
           else if (kind === 3) batch.put(`w/history/${run}/${String(at).padStart(6, "0")}`, history);
           else batch.put(`w/pointer/${run}`, pointer);
         }
-        await engine.commit(batch);
+        await (COALESCE === 0 ? engine.commit(batch) : coalesced(engine, batch));
       }
     }),
   );
+}
+
+/** The ops of this turn's batches so far, and the promise of their joint commit (see COALESCE). */
+let joined: InstanceType<Taquba["WriteBatch"]> | undefined;
+let joint: Promise<void> = Promise.resolve();
+
+/** Adds `batch`'s ops to the turn's joint batch, committed once the turn's microtasks ran: the joint commit's promise. */
+function coalesced(engine: Engine, batch: InstanceType<Taquba["WriteBatch"]>): Promise<void> {
+  if (joined === undefined) {
+    const mine = (joined = new T.WriteBatch());
+    joint = new Promise<void>((resolve, reject) => {
+      process.nextTick(() => {
+        joined = undefined;
+        engine.commit(mine).then(resolve, reject);
+      });
+    });
+  }
+  joined.ops.push(...batch.ops);
+  return joint;
 }
 
 /**
@@ -105,9 +129,9 @@ try {
   await drive(engine, COMMITS);
   const used = process.cpuUsage(started);
   const commits = COMMITS * WRITERS;
-  console.log(`${dir}: COMMITS=${COMMITS} WRITERS=${WRITERS} OPS=${OPS} load ${loadAverageText()}`);
+  console.log(`${dir}: COMMITS=${COMMITS} WRITERS=${WRITERS} OPS=${OPS} COALESCE=${COALESCE} load ${loadAverageText()}`);
   console.log(
-    `${commits} commits, CPU ${(((used.user + used.system) * 1000) / commits).toFixed(0)} ns per commit, ${(commits / engine.stats.walPuts).toFixed(1)} commits per WAL put`,
+    `${commits} commits, CPU ${(((used.user + used.system) * 1000) / commits).toFixed(0)} ns per commit, ${(commits / engine.stats.walPuts).toFixed(1)} commits per WAL put, ${(commits / engine.commits).toFixed(1)} batches per engine commit`,
   );
   if (ALLOC > 0) await allocation(engine, ALLOC);
 } finally {
