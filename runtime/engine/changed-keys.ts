@@ -27,6 +27,7 @@
  * changes after its cut through `mergeLater`, which keeps its run exact over
  * both cuts.
  */
+import { holeyObjects } from "./array-kinds.js";
 import { hashStep } from "./key-hash.js";
 import type { ArenaValue, PackedValue } from "./paged-value.js";
 import type { BatchOp } from "./write-batch.js";
@@ -155,12 +156,17 @@ export class ChangedKeys<V = ChangedValue> {
    * heap) dies in the old generation once it outlived a few collections.
    */
   constructor(hashBasis = randomBasis(), expect: { keys: number; keyBytes: number } = { keys: 0, keyBytes: 0 }, spares?: ChangedKeysSpares) {
-    this.#basis = hashBasis >>> 0;
+    // Signed: every map's start then fits a small integer, where an unsigned one past 2^31 is a heap number in
+    // half the maps, another field representation that deoptimizes the hashing code a map before had optimized.
+    // The hash's bits are the same either way (its shifts read the start's 32 bits).
+    this.#basis = hashBasis | 0;
     const keys = Math.min(Math.max(1024, Math.ceil(expect.keys * 1.25)), 1 << 22);
     const keyBytes = Math.min(Math.max(4096, Math.ceil(expect.keyBytes * 1.25)), changedKeysLimit.bytes);
     let slots = 2048;
     while (slots < 2 * keys) slots *= 2;
-    this.#values = new Array<V>(keys);
+    // Of objects' kind from the start (see array-kinds): each memtable's map is a new instance, and code optimized
+    // on the last map's values (`new Array` is small integers until its first store) would meet another class.
+    this.#values = holeyObjects<V>(keys);
     // A retired map's arrays where they are large enough (a smaller one grows as it would from the sizes asked).
     const kept = spares?.take();
     this.#bytes = kept !== undefined && kept.bytes.length >= keyBytes ? kept.bytes : Buffer.allocUnsafe(keyBytes);

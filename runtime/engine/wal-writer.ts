@@ -59,6 +59,7 @@ import { lendBody, putBodyReleased } from "../store/put-body.js";
 import { putsContend } from "../store/put-contention.js";
 import type { ByteWriter } from "./byte-io.js";
 import { SpareBuffers } from "./spare-buffers.js";
+import { emptyObjects } from "./array-kinds.js";
 import { CohortSeal } from "./wal-cohorts.js";
 import { GatherBound, holdsOpen } from "./wal-gather-bound.js";
 import { WalBuilder, decodeWal, type EncodedKeys } from "./wal-format.js";
@@ -157,11 +158,15 @@ export class WalWriter {
   readonly #onFatal: (err: TaqubaError) => void;
 
   #open: WalBuilder | undefined;
-  /** The groups waiting for the open object; the last one takes commits until it holds `RELEASE_GROUP`. */
-  #openWaiters: Waiter[] = [];
+  /**
+   * The groups waiting for the open object; the last one takes commits until it holds `RELEASE_GROUP`.
+   * This writer's lists are made of objects' kind (see array-kinds): a `[]` here is another class to
+   * code optimized for the previous writer's, deoptimized by the next store the process opens.
+   */
+  #openWaiters: Waiter[] = emptyObjects();
   #lastGroupSize = 0;
   /** Groups whose objects are durable, resolved one per macrotask from `#releaseHead` on. */
-  #releasing: (Waiter | undefined)[] = [];
+  #releasing: (Waiter | undefined)[] = emptyObjects();
   #releaseHead = 0;
   #releaseTimer: NodeJS.Immediate | undefined;
   /** Whether the last put to land took `releaseTuning.slowPutMs` or more: releases then go by groups. */
@@ -194,7 +199,7 @@ export class WalWriter {
   #nextSeq: number;
   #durableSeq: number;
   /** Sealed objects not yet durable, in sequence order (sent or waiting for the window). */
-  #sealed: Sealed[] = [];
+  #sealed: Sealed[] = emptyObjects();
   #sentUpTo: number;
   /** Commits in `#sealed`: while there are many, their release brings the next ones (see `#holdOpen`). */
   #batchesNotStored = 0;
@@ -311,7 +316,7 @@ export class WalWriter {
     const wholeBytes = bytes.length + open.sharedKeyBytes;
     const sealed: Sealed = { seq, bytes, writer: open.writer, waiters: this.#openWaiters, batches: open.batchCount, wholeBytes, landed: false };
     this.#batchesNotStored += open.batchCount;
-    this.#openWaiters = [];
+    this.#openWaiters = emptyObjects();
     this.#lastGroupSize = 0;
     this.#sealed.push(sealed);
     this.stats.objects++;
@@ -335,14 +340,14 @@ export class WalWriter {
     if (this.#releaseTimer !== undefined) clearImmediate(this.#releaseTimer);
     this.#releaseTimer = undefined;
     for (let i = this.#releaseHead; i < this.#releasing.length; i++) this.#releasing[i]?.resolve();
-    this.#releasing = [];
+    this.#releasing = emptyObjects();
     this.#releaseHead = 0;
     this.#commitsToRelease = 0;
     for (const w of this.#openWaiters) w.reject(err);
-    this.#openWaiters = [];
+    this.#openWaiters = emptyObjects();
     this.#open = undefined;
     for (const s of this.#sealed) for (const w of s.waiters) w.reject(err);
-    this.#sealed = [];
+    this.#sealed = emptyObjects();
     this.#batchesNotStored = 0;
   }
 
@@ -492,7 +497,7 @@ export class WalWriter {
       if (this.#open !== undefined && this.#sealed.length === 0) this.#flushDue = true;
       const all = this.#releasing;
       const from = this.#releaseHead;
-      this.#releasing = [];
+      this.#releasing = emptyObjects();
       this.#releaseHead = 0;
       this.#commitsToRelease = 0;
       for (let i = from; i < all.length; i++) all[i]?.resolve();
@@ -501,7 +506,7 @@ export class WalWriter {
     if (this.#open !== undefined && !this.#holdOpen() && !this.#takesRestOfRelease()) this.#flushDue = true;
     // By the length: a read past the end finds whatever a prototype holds at that index.
     if (this.#releaseHead >= this.#releasing.length) {
-      this.#releasing = [];
+      this.#releasing = emptyObjects();
       this.#releaseHead = 0;
       return;
     }

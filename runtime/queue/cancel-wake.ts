@@ -12,7 +12,7 @@ import { MAX_KV_VALUE_SIZE, validateJobId } from "./names.js";
 import type { QueueCore } from "./queue-core.js";
 import { copyJob, type JobRecord } from "./record.js";
 import { appendHistory, deleteJob, type PreparedEnqueue, readJob, writeJob } from "./transitions.js";
-import { emptyObjects } from "./array-kinds.js";
+import { emptyObjects } from "../engine/array-kinds.js";
 import { Txn } from "./txn.js";
 import { warmJobs } from "./warm.js";
 import type { CancelOutcome, EnqueueOutcome, WakeOutcome } from "./types.js";

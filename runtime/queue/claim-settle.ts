@@ -33,7 +33,7 @@ import {
   type TransitionContext,
 } from "./transitions.js";
 import { Txn } from "./txn.js";
-import { emptyObjects, objectsWithRoom } from "./array-kinds.js";
+import { emptyObjects, objectsWithRoom } from "../engine/array-kinds.js";
 import { recordRateClaim, recordRateConfig, seedRateWindows } from "./rate-records.js";
 import { warmJobs } from "./warm.js";
 import { heldOncePrepared, holdPrepared } from "./held-settlement-payloads.js";

@@ -4,7 +4,7 @@
  */
 import type { HeadedKey } from "../engine/key-family.js";
 import { ValidationError } from "../errors.js";
-import { objectsWithRoom } from "./array-kinds.js";
+import { objectsWithRoom } from "../engine/array-kinds.js";
 import { describeValue, errorText } from "../option-values.js";
 import { KvValueTooLargeError } from "./errors.js";
 import { checkedEnqueueItem, rebuiltEnqueueItem, type RebuiltEnqueueOptions } from "./validate-enqueue.js";

@@ -21,7 +21,7 @@
  * of the two fronts.
  */
 
-import { emptyDoubles, emptyObjects } from "./array-kinds.js";
+import { emptyDoubles, emptyObjects } from "../engine/array-kinds.js";
 
 interface HeapNode<T> {
   readonly at: number;

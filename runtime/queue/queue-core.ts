@@ -21,7 +21,7 @@ import { MaintenanceLoop, type MaintenanceHost } from "./maintenance.js";
 import { CompletionNotifier, WorkNotifier } from "./notifier.js";
 import type { PayloadStore } from "./payloads.js";
 import { CallerIdBound } from "./caller-id-bound.js";
-import { objectsWithRoom } from "./array-kinds.js";
+import { objectsWithRoom } from "../engine/array-kinds.js";
 import { callerIdsOfCommit } from "./commit-caller-ids.js";
 import { insertJob, insertJobRecord, type InsertedJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
 import type { Txn } from "./txn.js";

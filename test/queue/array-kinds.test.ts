@@ -6,7 +6,7 @@
  * one, and each kind is another class to the functions reading the lists
  * (a deoptimization of each when it first meets one). Also the empty lists
  * `array-kinds` makes, for objects and for times, those it makes with room
- * for a few (empty, and filled past their room) and a new SettlementEffects'
+ * for a few (empty, and filled past their room), its room of holes, and a new SettlementEffects'
  * lists. Run in a child process
  * that turns on V8's natives syntax to read the kinds.
  */
@@ -27,6 +27,7 @@ describe("the elements kinds of a settlement's lists", () => {
       const report = JSON.parse(child.lines.at(-1)!) as {
         kinds: Record<string, Record<string, number>>;
         empties: Record<string, string>;
+        holes: { kind: string; length: number; holes: boolean }[];
         pushed: string;
         times: string;
         rooms: Record<string, { empty: string; length: number; filled: string; held: number[] }>;
@@ -40,6 +41,8 @@ describe("the elements kinds of a settlement's lists", () => {
         expect(report.kinds[site]!["objects, packed"]!, site).toBeGreaterThan(1800);
       }
       expect(report.empties).toEqual({ objects: "objects, packed", doubles: "doubles, packed" });
+      // Room made at once (a memtable's changed keys' values): holes only, objects' kind before any store.
+      expect(report.holes).toEqual([0, 1, 1024].map((length) => ({ kind: "objects, holey", length, holes: true })));
       expect(report.pushed).toBe("objects, packed");
       expect(report.times).toBe("doubles, packed");
       // Lists made with room for one, two or three elements: empty, and still objects and packed past their room.

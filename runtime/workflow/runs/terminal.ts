@@ -295,6 +295,11 @@ function endJobOptions(
  * step pointer removed, the terminal record written, signal bookkeeping
  * released, the retention marker (when retention is on) and the
  * notification job (when the hook observes the outcome).
+ *
+ * What only some runs add (a group, retention, a parent, children, a hook
+ * that observes) is in functions of its own: V8 optimizes a function after
+ * ticks in proportion to its bytecode, so this one, run once per run, is
+ * optimized windows sooner without their bytecode (and theirs when used).
  */
 export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
   const outcome = runOutcomeOf(t); // first: it gives `t` its optional fields as its own under a polluted prototype
@@ -306,7 +311,19 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
   }
   if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
-  const record: TerminalRecord = {
+  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), terminalRecordForCommit(terminalRecordOf(t, error), s.commits));
+  stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
+  if (t.group !== undefined) addGroupMember(s, t, t.group, error, into);
+  if (s.memoRetentionMs !== undefined) addRetentionMarker(s, t, s.memoRetentionMs, into);
+  if (t.parent !== undefined) addChildEnd(s, t, t.parent, outcome, into);
+  if (t.hasChildren === true) addParentEnded(s, t, into);
+  if (hookObserves(s.hook, outcome)) addEndNotification(s, t, outcome, into);
+  return into;
+}
+
+/** The terminal record of `t` (`error` bounded). */
+function terminalRecordOf(t: TerminationInput, error: string | undefined): TerminalRecord {
+  return {
     runId: t.runId,
     status: t.status,
     finalStep: t.finalStep,
@@ -321,55 +338,63 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
     ...(t.inline === undefined ? {} : { inline: t.inline }),
   };
-  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), terminalRecordForCommit(record, s.commits));
-  stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
-  if (t.group !== undefined) {
-    into.kvPut(
-      groupMemberKey(s.queueName, t.group.id, t.group.key),
-      encodeGroupMember({
-        key: t.group.key,
-        runId: t.runId,
-        incarnation: t.incarnation,
-        state: t.status,
-        terminatedAtMs: t.nowMs,
-        ...(error === undefined ? {} : { error }),
-        ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
-      }),
-    );
-  }
-  if (s.memoRetentionMs !== undefined) {
-    s.markers.add(
-      into,
-      t.nowMs + s.memoRetentionMs,
-      t.runId,
-      encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix, incarnation: t.incarnation, ...(t.memoSet === undefined ? {} : { memoSet: t.memoSet }) }),
-    );
-  }
-  if (t.parent !== undefined) {
-    // The child's end waits for its parent in the parent's signal buffer, written with the
-    // termination itself, so it is durable exactly when the end is; the job wakes the parent's
-    // step if it already waits (a later wait consumes the buffer when it registers).
-    const key = childCompletionKey(t.parent.runId, t.runId);
-    into.kvDelete(childEntryKey(s.queueName, t.parent.runId, t.runId));
-    into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix, incarnation: t.incarnation }));
-    into.enqueue(s.queueName, encodeValue(t.parent.runId), endJobOptions(t, `run:${t.runId}:child-ended:${endDedupName(t)}`, { [HEADER_CHILD_ENDED]: key }));
-  }
-  if (t.hasChildren === true) {
-    // The submission tells this run's children from those of a later run under its id, should this job come late.
-    const headers = {
-      [HEADER_PARENT_ENDED]: t.runId,
-      ...(t.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: t.submission, [HEADER_PARENT_STATUS]: t.status }),
-    };
-    into.enqueue(s.queueName, encodeValue(t.status), endJobOptions(t, `run:${t.runId}:parent-ended:${endDedupName(t)}`, headers));
-  }
-  if (hookObserves(s.hook, outcome)) {
-    const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {
-      dedupKey: terminalDedupKey(t.runId, endDedupName(t)),
-      headers: { ...t.traceHeaders, [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
-    };
-    if (t.priority !== undefined) opts.priority = t.priority;
-    if (t.maxAttempts !== undefined) opts.maxAttempts = t.maxAttempts;
-    into.enqueue(s.queueName, encodeRunOutcome(outcome), opts);
-  }
-  return into;
+}
+
+/** The run's entry in its group, with its end. */
+function addGroupMember(s: TerminalSettings, t: TerminationInput, group: GroupRef, error: string | undefined, into: SettlementEffects): void {
+  into.kvPut(
+    groupMemberKey(s.queueName, group.id, group.key),
+    encodeGroupMember({
+      key: group.key,
+      runId: t.runId,
+      incarnation: t.incarnation,
+      state: t.status,
+      terminatedAtMs: t.nowMs,
+      ...(error === undefined ? {} : { error }),
+      ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
+    }),
+  );
+}
+
+/** The marker that removes the run's memo entries once its retention ends. */
+function addRetentionMarker(s: TerminalSettings, t: TerminationInput, retentionMs: number, into: SettlementEffects): void {
+  s.markers.add(
+    into,
+    t.nowMs + retentionMs,
+    t.runId,
+    encodeMarkerValue({ token: t.token, memoPrefix: t.memoPrefix, incarnation: t.incarnation, ...(t.memoSet === undefined ? {} : { memoSet: t.memoSet }) }),
+  );
+}
+
+/**
+ * A child's end for its parent: it waits in the parent's signal buffer, written with the
+ * termination itself, so it is durable exactly when the end is; the job wakes the parent's
+ * step if it already waits (a later wait consumes the buffer when it registers).
+ */
+function addChildEnd(s: TerminalSettings, t: TerminationInput, parent: ParentRef, outcome: RunOutcome, into: SettlementEffects): void {
+  const key = childCompletionKey(parent.runId, t.runId);
+  into.kvDelete(childEntryKey(s.queueName, parent.runId, t.runId));
+  into.kvPut(signalBufferKey(s.queueName, key), encodeChildEnd(outcome, { token: t.token, memoPrefix: t.memoPrefix, incarnation: t.incarnation }));
+  into.enqueue(s.queueName, encodeValue(parent.runId), endJobOptions(t, `run:${t.runId}:child-ended:${endDedupName(t)}`, { [HEADER_CHILD_ENDED]: key }));
+}
+
+/** The job that tells a parent's children it ended. */
+function addParentEnded(s: TerminalSettings, t: TerminationInput, into: SettlementEffects): void {
+  // The submission tells this run's children from those of a later run under its id, should this job come late.
+  const headers = {
+    [HEADER_PARENT_ENDED]: t.runId,
+    ...(t.submission === undefined ? {} : { [HEADER_PARENT_SUBMISSION]: t.submission, [HEADER_PARENT_STATUS]: t.status }),
+  };
+  into.enqueue(s.queueName, encodeValue(t.status), endJobOptions(t, `run:${t.runId}:parent-ended:${endDedupName(t)}`, headers));
+}
+
+/** The notification job of a hook that observes `outcome`. */
+function addEndNotification(s: TerminalSettings, t: TerminationInput, outcome: RunOutcome, into: SettlementEffects): void {
+  const opts: { dedupKey: string; headers: Record<string, string>; priority?: number; maxAttempts?: number } = {
+    dedupKey: terminalDedupKey(t.runId, endDedupName(t)),
+    headers: { ...t.traceHeaders, [HEADER_RUN_ID]: t.runId, [HEADER_TERMINAL]: "1" },
+  };
+  if (t.priority !== undefined) opts.priority = t.priority;
+  if (t.maxAttempts !== undefined) opts.maxAttempts = t.maxAttempts;
+  into.enqueue(s.queueName, encodeRunOutcome(outcome), opts);
 }

@@ -12,6 +12,7 @@
  * holds, a read is spent.
  */
 import { cancellableCall, type CancellableCall, type TimedClock } from "../../clock.js";
+import { emptyObjects } from "../../engine/array-kinds.js";
 
 /** What a poll wakes: a round's subscription (`RunWait`); waking one already woken does nothing. */
 export interface PollWaiter {
@@ -24,9 +25,10 @@ export class WaitPoll {
   /**
    * The rounds joined since the timer last fired. One that ended since
    * stays until then (waking it does nothing): a round's end costs no
-   * search of this list.
+   * search of this list. Made of objects' kind (see array-kinds): a runtime
+   * opened after another's waits were optimized keeps them optimized.
    */
-  #due: PollWaiter[] = [];
+  #due: PollWaiter[] = emptyObjects();
   /** Rounds joined and not yet left; at 0 the timer is dropped, so an idle runtime keeps no timer. */
   #waiting = 0;
   #timer: CancellableCall | undefined;

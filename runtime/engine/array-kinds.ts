@@ -5,8 +5,10 @@
  * its hidden class, and an empty literal `[]` starts as small integers: a
  * function optimized for lists of objects that then meets an empty list, or
  * a list of times made by `[]` meeting a double, is deoptimized. Lists made
- * here start as the kind they hold, so the queue's hot functions see one
- * class per list. Shrinking an array keeps its kind.
+ * here start as the kind they hold, so the hot functions of the engine,
+ * the queue and the workflow layer see one class per list, also for a list
+ * of a store, queue or runtime opened after the code was optimized for an
+ * earlier one's. Shrinking an array keeps its kind.
  */
 
 /** A new empty array whose elements kind is objects (V8's PACKED_ELEMENTS). */
@@ -38,6 +40,20 @@ export function objectsWithRoom<T>(n: number): T[] {
     return a as T[];
   }
   return emptyObjects<T>();
+}
+
+/**
+ * A new array of `n` holes whose elements kind is objects, holey (V8's
+ * HOLEY_ELEMENTS), for a list filled by index into room made at once:
+ * `new Array(n)` is small integers, holey, until its first store.
+ */
+export function holeyObjects<T>(n: number): T[] {
+  const a: unknown[] = new Array(Math.max(1, n));
+  a[0] = null;
+  // A hole again, of the kind the store gave the array.
+  delete a[0];
+  a.length = n;
+  return a as T[];
 }
 
 /** A new empty array whose elements kind is doubles (V8's PACKED_DOUBLE_ELEMENTS): expiry times in ms are past the small-integer range. */
