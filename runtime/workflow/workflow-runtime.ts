@@ -16,6 +16,7 @@ import { cancelRun } from "./runs/cancel.js";
 import type { StepRunner } from "./steps/delivery.js";
 import { MemoStore } from "./memo/memo.js";
 import { memoSweeperFor, type MemoSweeper } from "./memo/memo-sweeper.js";
+import { finishOwedMemoClears } from "./memo/memo-owed.js";
 import { terminalMarkersFor } from "./runs/terminal.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
@@ -547,6 +548,12 @@ export class WorkflowRuntime {
       backfillRunIndex(core, stop.signal).then(
         () => undefined,
         (e: unknown) => this.#logger.error({ err: e }, "run index backfill failed; it goes on at the next start"),
+      ),
+    );
+    tasks.push(
+      finishOwedMemoClears(core, stop.signal).then(
+        () => undefined,
+        (e: unknown) => this.#logger.error({ err: e }, "the memo clears owed by removals failed; they go on at the next start"),
       ),
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));
