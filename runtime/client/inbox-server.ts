@@ -382,7 +382,8 @@ export class ClientInbox {
           if (op.kind === "put") effects.kvPut(op.key, op.value);
           else effects.kvDelete(op.key);
         }
-        return cmds.submit({ runId: r.runId, input: r.input, options: r.options, ...(effects.isEmpty ? {} : { effects }) }, mark());
+        const spec = { runId: r.runId, input: r.input, options: r.options, ...(effects.isEmpty ? {} : { effects }) };
+        return r.drawn === true ? cmds.submitDrawn(spec, mark()) : cmds.submit(spec, mark());
       }
       case "job":
         if (!(this.#target instanceof JobRunner)) {
@@ -463,6 +464,8 @@ export class ClientInbox {
    * and the submission.
    */
   async #submitUnlessKnown(r: Extract<InboxRequest, { op: "submit" }>, mark: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+    // A drawn id names no run of the caller's: a record holding it makes the submission draw another.
+    if (r.drawn === true) return this.#runtime.marked.submitDrawn({ runId: r.runId, input: r.input, options: r.options }, mark);
     if ((await this.#runtime.status(r.runId)) !== null) return { runId: RunId.parse(r.runId), jobId: "", newlySubmitted: false };
     return this.#runtime.marked.submit({ runId: r.runId, input: r.input, options: r.options }, mark);
   }

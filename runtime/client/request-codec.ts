@@ -40,6 +40,11 @@ export type InboxRequest =
       readonly kvOps: readonly KvOp[];
       /** Applied only when the owner has no record of the run, active or ended. */
       readonly unlessKnown?: boolean;
+      /**
+       * The client drew `runId` (the caller named none): the owner submits it as a fresh id, drawing
+       * another when a record holds it. An owner that predates the field reads it as a caller's id.
+       */
+      readonly drawn?: boolean;
     }
   | { readonly op: "job"; readonly job: PreparedJob }
   | { readonly op: "signal"; readonly key: string; readonly payload: Uint8Array }
@@ -178,7 +183,7 @@ function map(v: unknown, what: string, optional: readonly string[] = NO_FIELDS):
 }
 
 const NO_FIELDS: readonly string[] = [];
-const REQUEST_OPTIONAL: readonly string[] = ["unlessKnown", "options", "fromStep", "job", "maxTicks"];
+const REQUEST_OPTIONAL: readonly string[] = ["unlessKnown", "drawn", "options", "fromStep", "job", "maxTicks"];
 const JOB_OPTIONAL: readonly string[] = ["idempotencyKey", "runId"];
 const OPTIONS_OPTIONAL: readonly string[] = ["headers", "priority", "maxAttemptsPerStep", "runAt", "flow", "debounce"];
 const FLOW_OPTIONAL: readonly string[] = ["concurrencyKey", "rateKey"];
@@ -272,6 +277,7 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
   switch (m["op"]) {
     case "submit":
       if (m["unlessKnown"] !== undefined && typeof m["unlessKnown"] !== "boolean") fail(`field "unlessKnown" must be a boolean`);
+      if (m["drawn"] !== undefined && typeof m["drawn"] !== "boolean") fail(`field "drawn" must be a boolean`);
       return {
         op: "submit",
         runId: str(m, "runId"),
@@ -279,6 +285,7 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
         options: runOptions(m["options"]),
         kvOps: kvOps(m["kvOps"]),
         ...(m["unlessKnown"] === true ? { unlessKnown: true } : {}),
+        ...(m["drawn"] === true ? { drawn: true } : {}),
       };
     case "job": {
       const j = map(m["job"], "job", JOB_OPTIONAL);

@@ -269,7 +269,8 @@ export class TaqubaClient {
    * Submits a run, with `WorkflowRuntime.submit`'s semantics: idempotent on
    * `(runId, input)` (a duplicate answers `newlySubmitted: false`, another
    * input rejects with `InputMismatchError`). A run id is drawn here when
-   * absent. `effects` may hold caller KV writes, not enqueues.
+   * absent, and the owner draws another should a run hold it (the answer's
+   * `runId` names the run). `effects` may hold caller KV writes, not enqueues.
    */
   submit(spec: RunSpec): Promise<SubmitOutcome>;
   /** Submits a typed job (the owner must serve a `JobRunner`); the handle waits through this client. */
@@ -292,16 +293,19 @@ export class TaqubaClient {
     return this.#submitRun(spec, true);
   }
 
-  async #submitRun(given: RunSpec, unlessKnown: boolean): Promise<SubmitOutcome> {
+  /** `drawn`: the shard's client is handed the id this client drew (see the request's `drawn`). */
+  async #submitRun(given: RunSpec, unlessKnown: boolean, drawn = false): Promise<SubmitOutcome> {
     // Each field read once: the spec checked is the spec sent.
     const spec = readRunSpec(given) as RunSpec;
     if (spec === null || typeof spec !== "object" || !(spec.input instanceof Uint8Array)) {
       throw new ValidationError("submit takes a RunSpec whose input is a Uint8Array");
     }
     refuseUnknownRunSpecFields(spec);
+    // A drawn id is sent as drawn: the owner draws another (routed to its shard) should a record hold it.
+    const isDrawn = drawn || spec.runId === undefined;
     const runId = spec.runId === undefined ? RunId.generate() : RunId.parse(spec.runId);
     const shard = this.#runShard(runId);
-    if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown);
+    if (shard !== undefined) return shard.#submitRun({ ...spec, runId }, unlessKnown, isDrawn);
     const o: NonNullable<RunSpec["options"]> = spec.options ?? NO_OPTIONS;
     const headers = checkUserHeaders(o.headers);
     checkRunOptions(o);
@@ -320,7 +324,15 @@ export class TaqubaClient {
     };
     // The input as it is now, as a run submitted in the owner's process takes it: a view whose bytes are gone would be sent as empty input.
     const input = runInputAtCall(runId, spec.input);
-    const request: InboxRequest = { op: "submit", runId, input, options: runOptions, kvOps, ...(unlessKnown ? { unlessKnown } : {}) };
+    const request: InboxRequest = {
+      op: "submit",
+      runId,
+      input,
+      options: runOptions,
+      kvOps,
+      ...(unlessKnown ? { unlessKnown } : {}),
+      ...(isDrawn ? { drawn: true } : {}),
+    };
     return (await this.#request(request, `submission of run "${runId}"`)) as SubmitOutcome;
   }
 

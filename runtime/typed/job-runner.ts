@@ -284,8 +284,9 @@ export class JobRunner implements JobHost, WorkflowHost {
     }
     const submit = (spec: RunSpec) => (mark === undefined ? this.#runtime.submit(spec) : this.#runtime.marked.submit(spec, mark));
     if (job.idempotencyKey === undefined) {
-      const runId = job.runId === undefined ? undefined : RunId.parse(job.runId);
-      return submit({ input: job.payload, options: job.runOptions, ...(runId === undefined ? {} : { runId }) });
+      if (job.runId === undefined) return submit({ input: job.payload, options: job.runOptions });
+      // The client drew the id (it routes by it): a record holding it makes the owner draw another, as for a fresh id.
+      return this.#runtime.marked.submitDrawn({ runId: RunId.parse(job.runId), input: job.payload, options: job.runOptions }, mark);
     }
     const runId = keyedJobRunId(this.#runtime.queueName, job.name, job.idempotencyKey);
     // The key names one run wherever it is submitted: on a shard, only the key's own shard may create it.

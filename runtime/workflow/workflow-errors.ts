@@ -93,16 +93,17 @@ export class RunNotDamagedError extends TaqubaError {
 
 /**
  * `repairRun` with `plan` refused: the run's records no longer give the
- * plan confirmed (a dry run's `RepairOutcome.plan`); they changed since
- * it was made, or between the repair's read and its commit. Nothing was
- * written: look at the run again, and confirm the new plan.
+ * plan confirmed (a dry run's `RepairOutcome.plan`, a removal's with
+ * `remove`); they changed since it was made, or between the repair's read
+ * and its commit. Nothing was written: look at the run again, and confirm
+ * the new plan.
  */
 export class RepairPlanChangedError extends TaqubaError {
   constructor(readonly runId: string) {
     super(
       "REPAIR_PLAN_CHANGED",
-      `run "${runId}" was not repaired: the run changed since you looked, so the repair would not do what was confirmed; ` +
-        "review the new plan (taquba runs repair --dry-run, dryRun: true) and confirm that one",
+      `run "${runId}" was not repaired or removed: the run changed since you looked, so the repair would not do what was confirmed; ` +
+        "review the new plan (taquba runs repair --dry-run, dryRun: true; with --remove, remove: true for a removal) and confirm that one",
     );
   }
 }

@@ -16,11 +16,12 @@ import { cancelRun } from "./runs/cancel.js";
 import type { StepRunner } from "./steps/delivery.js";
 import { MemoStore } from "./memo/memo.js";
 import { memoSweeperFor, type MemoSweeper } from "./memo/memo-sweeper.js";
+import { finishOwedMemoClears } from "./memo/memo-owed.js";
 import { terminalMarkersFor } from "./runs/terminal.js";
 import type { WorkflowQueue } from "./queue-port.js";
 import { reconcileAllDead, reconcileDeadJob } from "./runs/reconcile.js";
 import { RunId } from "./runs/run-id.js";
-import { checkRoutesHere, routedRunId } from "./runs/shard-placement.js";
+import { checkRoutesHere } from "./runs/shard-placement.js";
 import { KeyedLock, type RunWait } from "./runs/run-events.js";
 import { WaitPoll } from "./runs/wait-poll.js";
 import type { RetryOutcome, RetryRunOptions, RunEnd, RunOutcome, RunSpec, RunStatus, SignalOutcome, SubmitOutcome } from "./runs/run-types.js";
@@ -31,7 +32,7 @@ import { runEventsFor, signalLockFor, submitLockFor, type RuntimeCore } from "./
 import { clearBufferedSignal, sendSignal } from "./signals/signals.js";
 import { runStepWorker } from "./steps/step-worker.js";
 import type { FullLogger } from "../logger.js";
-import { submitRun } from "./runs/submit.js";
+import { submitRun, submitUnderDrawnId } from "./runs/submit.js";
 import { backfillRunIndex } from "./runs/backfill.js";
 import { retryRun } from "./runs/redrive.js";
 import { repairRun, type RepairOutcome, type RepairRunOptions } from "./runs/repair.js";
@@ -68,6 +69,8 @@ export const RUNTIME_GATE = new ConstructionGate("WorkflowRuntime", "use Workflo
 /** @internal See `WorkflowRuntime.marked`. */
 export interface MarkedCommands {
   submit(spec: RunSpec, mark: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome>;
+  /** A submission under a run id its submitter drew (see `submitUnderDrawnId`). */
+  submitDrawn(spec: RunSpec, mark: AppliedMark<SubmitOutcome> | undefined): Promise<SubmitOutcome>;
   signal(correlationKey: string, payload: Uint8Array, mark: AppliedMark<SignalOutcome>): Promise<SignalOutcome>;
   clearSignal(correlationKey: string, mark: AppliedMark<boolean>): Promise<boolean>;
   cancel(runId: RunId | string, mark: AppliedMark<boolean>): Promise<boolean>;
@@ -236,7 +239,8 @@ export class WorkflowRuntime {
   #onThisShard(spec: RunSpec): RunSpec {
     const placement = this.#core.placement;
     if (placement === undefined || placement.shards <= 1 || spec === null || typeof spec !== "object") return spec;
-    if (spec.runId === undefined) return { ...spec, runId: routedRunId(RunId.generate(this.#core.clock.now()), placement) };
+    // A drawn id is drawn by the submission, routed here, and drawn again should a record hold it.
+    if (spec.runId === undefined) return spec;
     const runId = RunId.parse(spec.runId);
     checkRoutesHere(runId, placement, `run "${runId}"`);
     return spec;
@@ -481,6 +485,7 @@ export class WorkflowRuntime {
     const core = this.#core;
     return {
       submit: (spec, mark) => submitRun(core, spec, undefined, mark),
+      submitDrawn: (spec, mark) => submitUnderDrawnId(core, spec, mark),
       signal: (key, payload, mark) => sendSignal(core, key, payload, mark),
       clearSignal: (key, mark) => clearBufferedSignal(core, key, mark),
       cancel: (runId, mark) => cancelRun(core, this.#view, runId, mark),
@@ -543,6 +548,12 @@ export class WorkflowRuntime {
       backfillRunIndex(core, stop.signal).then(
         () => undefined,
         (e: unknown) => this.#logger.error({ err: e }, "run index backfill failed; it goes on at the next start"),
+      ),
+    );
+    tasks.push(
+      finishOwedMemoClears(core, stop.signal).then(
+        () => undefined,
+        (e: unknown) => this.#logger.error({ err: e }, "the memo clears owed by removals failed; they go on at the next start"),
       ),
     );
     if (core.memoRetentionMs !== undefined) tasks.push(this.#sweepLoop(stop.signal));

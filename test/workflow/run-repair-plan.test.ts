@@ -114,13 +114,14 @@ describe("repairRun with a confirmed plan", () => {
     }
   });
 
-  it("refuses a plan that is no token, and a plan with a removal, before reading", async () => {
+  it("refuses a plan that is no token before reading, and a repair's plan with a removal", async () => {
     const { env } = await envWithDamagedEntry();
     try {
       for (const plan of ["", "abc", "G".repeat(64), 5, null])
         await expect(env.runtime.repairRun("r", { plan } as unknown as { plan: string })).rejects.toThrow(ValidationError);
       const dry = await env.runtime.repairRun("r", { dryRun: true });
-      await expect(env.runtime.repairRun("r", { plan: dry.plan, remove: true })).rejects.toThrow(/plan applies to a repair, not a removal/);
+      // A repair's plan is not a removal's: the removal is refused, nothing written.
+      await expect(env.runtime.repairRun("r", { plan: dry.plan, remove: true, endActive: true })).rejects.toThrow(RepairPlanChangedError);
       expect(await env.runtime.status("r")).toMatchObject({ state: "pending" });
     } finally {
       await env.stop();

@@ -165,8 +165,13 @@ const retry: Command = {
   },
 };
 
-/** What a repair did (or would do), in words. */
+/** What a repair did (or would do), in words; a dry run's ends with the plan's token, to confirm it with `--plan`. */
 export function repairText(out: RepairOutcome): string {
+  const text = repairWords(out);
+  return out.dryRun ? `${text}\nplan ${out.plan}: confirm this plan with --plan ${out.plan} (refused, nothing written, if the run changed)` : text;
+}
+
+function repairWords(out: RepairOutcome): string {
   const damage = out.damaged.map((d) => `its ${RECORD_WORDS[d.record]} is damaged (${d.detail})`).join("; ");
   const id = clean(out.runId);
   if (out.action === "removed") {
@@ -202,6 +207,11 @@ const repair: Command = {
       description: "remove the run's records instead of keeping it as an ended, failed run (an active run must be damaged, or see --end-active)",
     },
     "end-active": { type: "boolean", description: "with --remove: end an active run whose records read (failed) and remove it" },
+    plan: {
+      type: "string",
+      value: "TOKEN",
+      description: "the plan a --dry-run printed (with --remove, a removal's): refused with exit 4, nothing written, when the run no longer gives it",
+    },
     "scan-index": {
       type: "boolean",
       description:
@@ -210,11 +220,13 @@ const repair: Command = {
   },
   async run(ctx) {
     const runId = ctx.operands[0]!;
+    const plan = stringOption(ctx, "plan");
     const out = await new Operations(ctx.session).repair(runId, {
       dryRun: ctx.options["dry-run"] === true,
       scanIndex: ctx.options["scan-index"] === true,
       remove: ctx.options["remove"] === true,
       endActive: ctx.options["end-active"] === true,
+      ...(plan === undefined ? {} : { plan }),
     });
     ctx.io.out(ctx.json ? toJson(out) : repairText(out));
     return EXIT.ok;

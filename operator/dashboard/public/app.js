@@ -349,9 +349,35 @@ function repairButton(id) {
   return h("button", { class: "danger", "data-action": "repair", "data-run": id, onclick: repair }, "Repair run");
 }
 
-/** A run page that could not load because a record of the run is damaged: the error, and the repair through the owner. */
+/**
+ * A button that removes run `id` through the owner (an active run is ended failed first), asking first with what the
+ * removal's dry run would take; the removal carries that plan's token, so the owner refuses it when the run no longer
+ * gives that plan.
+ */
+function removeButton(id) {
+  const enc = encodeURIComponent(id);
+  const remove = async () => {
+    try {
+      const body = { remove: true, endActive: true };
+      const plan = await post(`/api/runs/${enc}/repair`, { ...body, dryRun: true });
+      const damage = plan.damaged.map((d) => `its ${d.words} is damaged (${d.detail})`).join("; ");
+      const question = `Remove run ${id}? ${damage === "" ? "Its records read" : damage}. The removal takes ${plan.removed.join("; ")}.`;
+      // The confirmed plan goes with the removal: a run that changed since the dry run is refused, not removed by another plan.
+      await action(question, `/api/runs/${enc}/repair`, { ...body, plan: plan.plan }, () => `run ${id} removed`);
+    } catch (e) {
+      toast(e.message, true);
+    }
+  };
+  return h("button", { class: "danger", "data-action": "remove", "data-run": id, onclick: remove }, "Remove run");
+}
+
+/** A run page that could not load because a record of the run is damaged: the error, and the repair or removal through the owner. */
 function damagedRun(id, err) {
-  return [h("h1", {}, "Could not load this page"), h("p", { class: "error", id: "page-error" }, err.message), h("div", { class: "toolbar" }, repairButton(id))];
+  return [
+    h("h1", {}, "Could not load this page"),
+    h("p", { class: "error", id: "page-error" }, err.message),
+    h("div", { class: "toolbar" }, repairButton(id), removeButton(id)),
+  ];
 }
 
 /** A loaded run's damaged records beside it (its signal wait, group member record, child entries, listing entry), and the repair. */
@@ -361,7 +387,7 @@ function runDamage(d) {
     "div",
     { class: "error", id: "run-damage" },
     h("p", {}, `Records of this run are damaged: ${d.damage.map((x) => `its ${x.words} (${x.detail})`).join("; ")}.`),
-    h("div", { class: "toolbar" }, repairButton(d.runId)),
+    h("div", { class: "toolbar" }, repairButton(d.runId), removeButton(d.runId)),
   );
 }
 

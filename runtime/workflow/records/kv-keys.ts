@@ -22,6 +22,8 @@
  * - `workflow/groups/{q}/{groupTag}/{key}`: run-group member records;
  * - `workflow/children/{q}/{parentRunId}/{childRunId}`: a running child run
  *   of a parent (see `children/child-runs`), from its start to its end;
+ * - `workflow/memo-owed/{q}/{runId}`: the memo set a removed run's removal
+ *   has still to clear (see `memo/memo-owed`);
  * - `workflow/signal-wait/{q}/{key}`, `workflow/signal-buf/{q}/{key}`,
  *   `workflow/signal-delivered/{q}/{runId}/{step}`,
  *   `workflow/signal-timed-out/{q}/{runId}/{step}`: durable signals.
@@ -60,6 +62,8 @@ export const SIGNAL_DELIVERED_PREFIX = `${RESERVED_KV_PREFIX}signal-delivered/`;
 export const SIGNAL_TIMED_OUT_PREFIX = `${RESERVED_KV_PREFIX}signal-timed-out/`;
 export const GROUPS_PREFIX = `${RESERVED_KV_PREFIX}groups/`;
 export const CHILDREN_PREFIX = `${RESERVED_KV_PREFIX}children/`;
+/** Memo clears a removal still owes (`memo/memo-owed`: `workflow/memo-owed/{q}/{runId}`). */
+export const MEMO_OWED_PREFIX = `${RESERVED_KV_PREFIX}memo-owed/`;
 /** Step histories (`runs/history-records`: `workflow/history/{q}/{runId}/{step}`). */
 export const HISTORY_PREFIX = `${RESERVED_KV_PREFIX}history/`;
 

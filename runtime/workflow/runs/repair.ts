@@ -58,6 +58,7 @@ import {
 } from "../records/records.js";
 import { isStoredTime } from "../../value-ranges.js";
 import type { RuntimeCore } from "../runtime-core.js";
+import { bytesEqual } from "../../store/bytes-equal.js";
 import { RepairPlanChangedError, RunNotDamagedError, RunNotFoundError } from "../workflow-errors.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
@@ -157,7 +158,10 @@ export interface RepairRunOptions {
    * refused (`RepairPlanChangedError`, nothing written) when the records it
    * reads give another plan, also when they change between its read and
    * its commit (the commit compares the damaged bytes the plan names).
-   * Not with `remove`.
+   * With `remove`, the plan of a dry run with `remove`: the removal is
+   * refused the same way, before anything is written, when the run's
+   * records (or what the removal would take: its history, its children)
+   * are no longer those the plan was made from.
    */
   readonly plan?: string;
 }
@@ -204,7 +208,6 @@ export function checkRepairOptions(opts: unknown): CheckedRepairOptions {
   if (plan === undefined) return checked;
   if (typeof plan !== "string" || !PLAN_TOKEN.test(plan))
     throw new ValidationError(`repairRun's plan must be the plan token a dry run answered (64 hex digits), got ${describeValue(plan)}`);
-  if (checked.remove) throw new ValidationError("repairRun's plan applies to a repair, not a removal: leave plan out with remove: true");
   return { ...checked, plan };
 }
 
@@ -578,6 +581,8 @@ export async function repairRun(
  */
 async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOptions, mark?: AppliedMark<RepairOutcome>): Promise<RepairOutcome> {
   let first: RepairOutcome | undefined;
+  // Whether this removal committed a change (its end, its mended records): the plan confirmed is checked until then.
+  let changed = false;
   for (let round = 0; ; round++) {
     const found = await readRecords(recordReadsOf(core), runId, o.scanIndex);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
@@ -586,14 +591,20 @@ async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOption
     // A listing entry alone does not keep a run from moving on: such a run is as healthy as one with none.
     if (active && !o.endActive && !damaged.some((d) => d.record !== "index_entry")) throw new RunNotDamagedError(runId, "active_kept");
     // What the removal found first (the damage, the records) is what it answers, also after the rounds that mended it.
-    if (first === undefined) {
+    if (first === undefined || (o.plan !== undefined && !changed)) {
       const plan = { runId, damaged, action: "removed" as const, removed: await removalWords(core, runId, removalRecordsOf(found)), dryRun: o.dryRun };
-      first = { ...plan, plan: planToken(plan, found) };
+      const token = planToken(plan, found);
+      // Refused before anything is written when the records read give another plan than the one confirmed.
+      if (o.plan !== undefined && o.plan !== token) throw new RepairPlanChangedError(runId);
+      first ??= { ...plan, plan: token };
     }
     if (o.dryRun) return first;
     if (active || damaged.length > 0) {
       try {
-        await mendRun(core, runId, { dryRun: false, scanIndex: o.scanIndex, remove: false, endActive: false }, undefined, true);
+        // With a plan confirmed, the end or mending commits only over the records the plan was made from.
+        const mend = { dryRun: false, scanIndex: o.scanIndex, remove: false, endActive: false };
+        await mendRun(core, runId, mend, undefined, true, o.plan !== undefined && !changed ? found : undefined);
+        changed = true;
       } catch (e) {
         if (!(e instanceof RunNotDamagedError) || round >= 3) throw e;
       }
@@ -602,6 +613,21 @@ async function removeRun(core: RuntimeCore, runId: RunId, o: CheckedRepairOption
     }
     if (round >= 3) throw new RunNotDamagedError(runId, "changing");
   }
+}
+
+/** Whether two reads of a run's records found the same bytes in each (its own and those beside it). */
+function sameRecords(a: Found, b: Found): boolean {
+  const same = (x: Uint8Array | null | undefined, y: Uint8Array | null | undefined) => {
+    const [u, v] = [x ?? null, y ?? null];
+    return u === null || v === null ? u === v : bytesEqual(u, v);
+  };
+  if (!same(a.runBytes, b.runBytes) || !same(a.pointerBytes, b.pointerBytes) || !same(a.endBytes, b.endBytes)) return false;
+  if (a.indexKey !== b.indexKey || !same(a.indexBytes, b.indexBytes)) return false;
+  if (!same(a.wait?.bytes, b.wait?.bytes) || !same(a.member?.bytes, b.member?.bytes) || !same(a.asChild?.bytes, b.asChild?.bytes)) return false;
+  return (
+    a.childEntries.length === b.childEntries.length &&
+    a.childEntries.every((c, i) => c.key === b.childEntries[i]!.key && same(c.bytes, b.childEntries[i]!.bytes))
+  );
 }
 
 /** What a removal needs of the records as the repair read them. */
@@ -629,12 +655,15 @@ async function mendRun(
   o: CheckedRepairOptions,
   mark: AppliedMark<RepairOutcome> | undefined,
   endHealthy: boolean,
+  /** A removal's confirmed plan was made from these records: any other read is `RepairPlanChangedError`, nothing written. */
+  confirmed?: Found,
 ): Promise<RepairOutcome> {
   const { dryRun, scanIndex } = o;
   const q = core.queueName;
   // Twice at most: a step transition may rewrite the records between the read and the commit.
   for (let round = 0; ; round++) {
     const found = await readRecords(recordReadsOf(core), runId, scanIndex);
+    if (confirmed !== undefined && !sameRecords(confirmed, found)) throw new RepairPlanChangedError(runId);
     const { runBytes, pointerBytes, endBytes, damaged } = found;
     const active = runBytes !== null || pointerBytes !== null;
     if (runBytes === null && pointerBytes === null && endBytes === null && found.indexBytes === null) throw new RunNotFoundError(runId);

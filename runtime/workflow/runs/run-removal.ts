@@ -10,7 +10,9 @@
  * run was submitted under its id since; then its memo is cleared once more
  * (a step still running writes after the first clear: see `memoOwnerOf`). Each step before that commit is
  * harmless to repeat, so a crash anywhere leaves a run that a second
- * removal finishes; the commit carries the request's applied mark.
+ * removal finishes; the commit carries the request's applied mark, and a
+ * record that the last clear is owed, which that clear deletes and the next
+ * worker start pays when a crash came between them (see `memo-owed`).
  */
 import { SettlementEffects } from "../../queue/effects.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
@@ -21,6 +23,7 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { redrivesKey, runHistoryPrefix } from "./history-records.js";
 import { stageForgotten } from "./index-effects.js";
 import { runEndedKey, runNameKey } from "./run-index.js";
+import { memoOwedKey, stageMemoOwed } from "../memo/memo-owed.js";
 
 /** What a removal reads of a run's records (the repair's reading of them). */
 export interface RemovalRecords {
@@ -94,6 +97,12 @@ export async function removeEnded(
     }
     if (r.indexKey !== undefined && r.indexBytes !== null) effects.kvDelete(r.indexKey);
     if (end === undefined) await stageHistory(core, runId, effects);
+    // The clear after this commit is owed from it on: should the process die before that clear, the next
+    // worker start pays it (see `memo-owed`). A run's memo set is its submission (see `submitRun`).
+    const owed =
+      memos === undefined
+        ? undefined
+        : stageMemoOwed(core, runId, { memoPrefix: memos.prefix, ...(end?.submission === undefined ? {} : { memoSet: end.submission }) }, effects);
     const removed = await core.queue.kvCompareAndApply(
       [
         { key: tk, value: r.endBytes },
@@ -105,7 +114,10 @@ export async function removeEnded(
     );
     // Cleared once more, still in turn with submissions: a step of the run still running (asked to stop) may have written
     // since the first clear, and asked before this commit whether the run keeps it, it was told yes (see `memoOwnerOf`).
-    if (removed) await memos?.clearMemosForRun(runId);
+    if (removed && memos !== undefined) {
+      await memos.clearMemosForRun(runId);
+      await core.queue.kvCompareAndDelete(memoOwedKey(q, runId), owed!);
+    }
     return removed;
   });
 }

@@ -25,6 +25,7 @@ import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX,
 import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
+import { routedOn } from "./shard-placement.js";
 import type { RunFlow, RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
 import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
 import type { RuntimeCore } from "../runtime-core.js";
@@ -206,9 +207,42 @@ export function submitRun(
   unchanged: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced">;
 // With `unchanged`, "raced" when one of its keys changed (see that parameter).
-export async function submitRun(
+export function submitRun(
   core: RuntimeCore,
   spec: RunSpec,
+  group?: GroupRef,
+  mark?: AppliedMark<SubmitOutcome>,
+  groupName?: string,
+  runtimeEffects?: SettlementEffects,
+  parent?: ParentRef,
+  unchanged?: readonly KvExpectation[],
+): Promise<SubmitOutcome | "raced"> {
+  return submitAs(core, spec, false, group, mark, groupName, runtimeEffects, parent, unchanged);
+}
+
+/**
+ * Submits a run under `spec.runId`, an id drawn for this submission by
+ * another process (a `TaqubaClient`, which draws the id it routes by),
+ * not chosen by a caller: like a submission without a run id, its commit
+ * stands only while no record holds the id, and another id is drawn (one
+ * that routes to this shard) when one does. So it never answers a run a
+ * caller submitted under that id as its own, nor refuses its input as
+ * another's. `mark` as for `submitRun`.
+ */
+export function submitUnderDrawnId(core: RuntimeCore, spec: RunSpec, mark?: AppliedMark<SubmitOutcome>): Promise<SubmitOutcome> {
+  return submitAs(core, spec, true, undefined, mark) as Promise<SubmitOutcome>;
+}
+
+/** A fresh run id, routed to the runtime's shard on a sharded store (clients find the run there). */
+function drawRunId(core: RuntimeCore): RunId {
+  return routedOn(RunId.generate(core.clock.now()), core.placement);
+}
+
+async function submitAs(
+  core: RuntimeCore,
+  spec: RunSpec,
+  /** The given run id was drawn by the submitter (see `submitUnderDrawnId`); an absent one is drawn here. */
+  drawnGiven: boolean,
   group?: GroupRef,
   mark?: AppliedMark<SubmitOutcome>,
   /** The group's id as its user named it, for listings (`group.id` is its storage tag). */
@@ -240,8 +274,8 @@ export async function submitRun(
   const read = spec !== given;
   if (!read) refuseUnknownRunSpecFields(spec);
   // A fresh id names no earlier run and no other submission: nothing to read under it, no turn to take.
-  const fresh = spec.runId === undefined;
-  const runId = fresh ? RunId.generate(core.clock.now()) : RunId.parse(spec.runId!);
+  const fresh = drawnGiven || spec.runId === undefined;
+  const runId = spec.runId === undefined ? drawRunId(core) : RunId.parse(spec.runId);
   const options: RunOptions = spec.options ?? NO_OPTIONS;
   const optionsRead = read && isOptionObject(options);
   const headers = !optionsRead ? checkUserHeaders(options.headers) : options.headers === undefined ? {} : refuseReservedHeaders(options.headers);
@@ -281,7 +315,7 @@ export async function submitRun(
     // A redrive, sweep or removal names only a committed run: a fresh id's submission takes no lock. Its commit
     // stands only while no record holds the id (a caller's submission may have named it): another id is drawn then.
     let fromFresh = fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
-    while (fromFresh === "taken") fromFresh = await submitLocked(submission.redrawn(RunId.generate(core.clock.now())));
+    while (fromFresh === "taken") fromFresh = await submitLocked(submission.redrawn(drawRunId(core)));
     const out = fromFresh;
     if (out === "raced") {
       endOk(span, { "taquba.outcome": "raced" });
