@@ -22,7 +22,7 @@ import { expect } from "vitest";
 import { createShards, openStore, QueueReader, shardOfRun, type ObjectStore } from "taquba";
 import { shardStoreName } from "../../runtime/client/shard-route.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
+import { ChildScenario } from "../support/child-scenario.js";
 import { stalledWithin } from "../support/lateness-probe.js";
 import { loadLimitTimeout, waitBound } from "../support/load.js";
 import type { TestRandom } from "../support/seed.js";
@@ -169,7 +169,10 @@ export async function shardScenario(
     );
   const t0 = Date.now();
   const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-  try {
+  // The report printed on a failed expectation, every child SIGKILLed and gone before the directory is removed, then
+  // the children's background failures checked: the clients expect none (a takeover only delays their answers).
+  const expected = (name: string) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []);
+  await run.runToEnd(expected, async () => {
     // Started together: each child's start-up (Node, then tsx) is most of the time to ready.
     await Promise.all([startWorker(), startWorker(), startWorker()]);
     await run.until("every shard owned", allOwned, waitBound(60_000));
@@ -252,16 +255,7 @@ export async function shardScenario(
 
     for (const [i, c] of clients.entries()) expect(await run.exit(`client ${tags[i]}`, c, waitBound(PHASE_MS)), c.stderr()).toEqual({ code: 0, signal: null });
     console.log(`every run ended at ${elapsed()}`);
-  } catch (err) {
-    // A wait that ran out carries the report already; a failed expectation gets it here.
-    if (!(err instanceof ScenarioTimeoutError)) console.error(await run.report());
-    throw err;
-  } finally {
-    // Every child SIGKILLed and gone before the directory is removed.
-    await run.stop();
-  }
-  // The clients expect none: a takeover only delays their answers.
-  run.expectNoUnexpectedFailures((name) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []));
+  });
 
   const lines = runLines(clients);
   expect(lines).toHaveLength(perClient * 2);
