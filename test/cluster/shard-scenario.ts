@@ -191,15 +191,14 @@ export async function shardScenario(
   // the children's background failures checked: the clients expect none (a takeover only delays their answers).
   const expected = (name: string) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []);
   await run.runToEnd(expected, async () => {
+    // Started together: each child's start-up (Node, then tsx) is most of the time to ready.
+    await Promise.all([startWorker(), startWorker(), startWorker()]);
+    await run.until("every shard owned", allOwned, waitBound(60_000));
     // A client's calls wait for an answer up to what is left of the scenario's deadline (at least the client's 180 s):
     // the deadline is what guards against a hang, and a call past it fails the scenario with the runs missing.
+    // Started only now: their answer polls would add to the store server's requests while the owners open the shards.
     const clientEnv = { ...env, TAQUBA_TEST_CLIENT_TIMEOUT_MS: String(Math.max(180_000, run.remainingMs)) };
-    // Workers and clients started together: each child's start-up (Node, then tsx) is most of the time to ready, and
-    // a client's requests wait in the shards' inboxes until their owners serve them.
-    const workersReady = Promise.all([startWorker(), startWorker(), startWorker()]);
     for (const tag of tags) clients.push(run.track(`client ${tag}`, startScript(CLIENT, [url, tag, String(perClient), "6", "routed"], { env: clientEnv })));
-    await workersReady;
-    await run.until("every shard owned", allOwned, waitBound(60_000));
 
     // The events, at random points of the work: at least one SIGKILL and one SIGSTOP/SIGCONT.
     const events = Math.min(6, Math.max(2, Math.floor(runs / 150)));
