@@ -19,7 +19,7 @@ import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { useS3Server, withS3Environment } from "../support/use-s3-server.js";
 import { useTempDirs } from "../support/temp-dirs.js";
-import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
+import { ChildScenario } from "../support/child-scenario.js";
 import { STEP_QUEUE, STORE_NAME } from "./fixtures/app.js";
 import { missingRuns } from "./fixtures/missing-runs.js";
 import { OWNER_KILLED_FAILURES } from "./fixtures/expected-failures.js";
@@ -58,7 +58,10 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
   const clients: ChildScript[] = [];
   run.onReport(() => missingRuns(url, env, clients, tags, perClient));
   const finished = () => clients.reduce((n, c) => n + c.lines.filter((l) => l.startsWith("{")).length, 0);
-  try {
+  // The report printed on a failed expectation, every child SIGKILLed and gone before the directory is removed, then
+  // the children's background failures checked: the clients expect none (an owner killed mid-answer only delays theirs).
+  const expected = (name: string) => (name.startsWith("owner ") ? OWNER_KILLED_FAILURES : []);
+  await run.runToEnd(expected, async () => {
     let owner = await startOwner();
     for (const tag of tags) clients.push(run.track(`client ${tag}`, startScript(CLIENT, [url, tag, String(perClient), "6"], { env })));
     for (let kill = 1; kill <= 2; kill++) {
@@ -74,16 +77,7 @@ async function scenario(url: string, runs: number, env: NodeJS.ProcessEnv, listI
     }
     // Requests are deleted just after they are answered.
     await run.until("the inbox is empty", async () => (await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`)).length === 0, 30_000);
-  } catch (err) {
-    // A wait that ran out carries the report already; a failed expectation gets it here.
-    if (!(err instanceof ScenarioTimeoutError)) console.error(await run.report());
-    throw err;
-  } finally {
-    // Every child SIGKILLed and gone before the directory is removed.
-    await run.stop();
-  }
-  // The clients expect none: an owner killed mid-answer only delays theirs.
-  run.expectNoUnexpectedFailures((name) => (name.startsWith("owner ") ? OWNER_KILLED_FAILURES : []));
+  });
 
   const lines = runLines(clients);
   expect(lines).toHaveLength(perClient * 2);

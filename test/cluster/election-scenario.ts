@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { startScript, type ChildScript } from "../support/child-script.js";
-import { ChildScenario, ScenarioTimeoutError } from "../support/child-scenario.js";
+import { ChildScenario } from "../support/child-scenario.js";
 import { stalledWithin } from "../support/lateness-probe.js";
 import { loadLimitTimeout, waitBound } from "../support/load.js";
 import { STEP_QUEUE, STORE_NAME } from "../client/fixtures/app.js";
@@ -162,7 +162,10 @@ export async function electionScenario(
       () => finished() >= Math.floor((q * perClient * 2) / 4) || clients.every((c) => c.lines.includes("done")),
       waitBound(PHASE_MS),
     );
-  try {
+  // The report printed on a failed expectation, every child SIGKILLed and gone before the directory is removed, then
+  // the children's background failures checked: the clients expect none (a takeover only delays their answers).
+  const expected = (name: string) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []);
+  await run.runToEnd(expected, async () => {
     for (let i = 0; i < 3; i++) await startWorker();
     await owner();
     // A client's calls wait for an answer up to what is left of the scenario's deadline (at least the client's 180 s):
@@ -220,16 +223,7 @@ export async function electionScenario(
       expect(exit, c.stderr()).toEqual({ code: 0, signal: null });
     }
     await run.until("the inbox is empty", async () => (await keys(store, `${STORE_NAME}/inbox/${STEP_QUEUE}/requests/`)).length === 0, waitBound(30_000));
-  } catch (err) {
-    // A wait that ran out carries the report already; a failed expectation gets it here.
-    if (!(err instanceof ScenarioTimeoutError)) console.error(await run.report());
-    throw err;
-  } finally {
-    // Every child SIGKILLed and gone before the directory is removed.
-    await run.stop();
-  }
-  // The clients expect none: a takeover only delays their answers.
-  run.expectNoUnexpectedFailures((name) => (name.startsWith("worker ") ? ELECTED_OWNER_FAILURES : []));
+  });
 
   const lines = runLines(clients);
   expect(lines).toHaveLength(perClient * 2);

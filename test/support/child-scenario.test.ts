@@ -2,11 +2,15 @@
  * @module A wait bounded by a child's CPU time fails when the child spins
  * without getting there, and not when it sits idle (that is left to the
  * scenario's deadline); a deadline made with a stretch ends that many
- * times later. Real child processes; the CPU time is read from /proc.
+ * times later; a scenario run to its end prints its report for a failed
+ * check (not for a wait that ran out, which carries it), stops every
+ * child however the body ended, and only then, after a body that passed,
+ * fails on a child's unexpected background failure. Real child processes;
+ * the CPU time is read from /proc.
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ChildScenario, ScenarioTimeoutError } from "./child-scenario.js";
 import { type ChildScript, startScript } from "./child-script.js";
 import { loadLimitTimeout } from "./load.js";
@@ -82,5 +86,91 @@ describe("a ChildScenario deadline with a stretch", () => {
     const err = await failure(scenario.until("never", () => false, 60_000));
     expect(err?.message).toMatch(/the scenario's deadline/);
     expect(Date.now() - start).toBeGreaterThanOrEqual(600);
+  });
+});
+
+describe("a ChildScenario run to its end", () => {
+  /** A scenario with one idle child, `name`, that printed `ready` and the background failure `G <failure>`. */
+  async function withChild(name: string, failure: string): Promise<{ scenario: ChildScenario; script: ChildScript }> {
+    const scenario = ChildScenario.stretchedByLoad(STARTS_MS);
+    const script = scenario.track(name, await child(`process.stdout.write(${JSON.stringify(`G ${failure}\n`)});\nsetInterval(() => {}, 1000);`));
+    await scenario.line(name, script, (l) => l.startsWith("G "), "its failure", STARTS_MS);
+    return { scenario, script };
+  }
+  /** Whether `script` has exited by now (a turn of the loop lets its exit be seen). */
+  const exitedNow = async (script: ChildScript) => {
+    let exited = false;
+    void script.exited.then(() => (exited = true));
+    await new Promise((r) => setImmediate(r));
+    return exited;
+  };
+  const FAILURE = "Error: the checkpoint could not be written";
+
+  it("prints the report for a failed check and rethrows it, the children stopped first and their failures not checked", {
+    timeout: loadLimitTimeout(STARTS_MS),
+  }, async () => {
+    const { scenario, script } = await withChild("owner 1", FAILURE);
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const check = new Error("expected 3 runs to equal 4");
+      const err = await failure(
+        scenario.runToEnd(
+          () => [],
+          () => Promise.reject(check),
+        ),
+      );
+      expect(err).toBe(check);
+      expect(await exitedNow(script)).toBe(true);
+      expect(await script.exited).toEqual({ code: null, signal: "SIGKILL" });
+      expect(printed).toHaveBeenCalledTimes(1);
+      expect(String(printed.mock.calls[0]![0])).toMatch(/--- owner 1 \(pid \d+\): running \(state \S\); 2 lines/);
+    } finally {
+      printed.mockRestore();
+      await scenario.stop();
+    }
+  });
+
+  it("rethrows a wait that ran out without printing its report again, the children stopped", { timeout: loadLimitTimeout(STARTS_MS) }, async () => {
+    const { scenario, script } = await withChild("client a", FAILURE);
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const err = await failure(
+        scenario.runToEnd(
+          () => [],
+          () => scenario.until("a line it never prints", () => false, 50),
+        ),
+      );
+      expect(err).toBeInstanceOf(ScenarioTimeoutError);
+      expect(err?.message).toMatch(/waiting for a line it never prints\nafter \d+ ms:\n--- client a/);
+      expect(await exitedNow(script)).toBe(true);
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+      await scenario.stop();
+    }
+  });
+
+  it("after a body that passed, fails on a background failure its child's list does not expect, naming the child, and passes on an expected one", {
+    timeout: loadLimitTimeout(STARTS_MS),
+  }, async () => {
+    const first = await withChild("worker w2", FAILURE);
+    let seen = "";
+    const err = await failure(
+      first.scenario.runToEnd(
+        (name) => {
+          seen = name;
+          return [{ pattern: /^G FencedError: /, why: "another failure" }];
+        },
+        async () => "done",
+      ),
+    );
+    expect(seen).toBe("worker w2");
+    expect(err?.message).toBe(`1 unexpected background failure of the children:\n  worker w2: G ${FAILURE}`);
+    expect(await exitedNow(first.script)).toBe(true);
+
+    const second = await withChild("worker w3", FAILURE);
+    const expected = (name: string) => (name === "worker w3" ? [{ pattern: /^G Error: the checkpoint/, why: "what this child is for" }] : []);
+    expect(await second.scenario.runToEnd(expected, async () => "done")).toBe("done");
+    expect(await exitedNow(second.script)).toBe(true);
   });
 });

@@ -6,6 +6,8 @@
  * missing), instead of hanging until the test runner gives up with nothing.
  * `stop` SIGKILLs every child (SIGCONT first, for one left stopped) and
  * waits for it to exit, so the test's directories can be removed afterwards.
+ * `runToEnd` ends a scenario the way every process test does: the report
+ * on a failed check, `stop`, then the children's background failures.
  *
  * A wait can be bounded by a child's CPU time instead of wall time (see
  * process-cpu.ts): it then fails when that child spent its budget without
@@ -212,6 +214,29 @@ export class ChildScenario {
     if (found.length === 0) return;
     const shown = found.map(({ name, f }) => `  ${name}: ${f.replace(/ \| at /, "\n    at ").replaceAll(" < at ", "\n    at ")}`);
     throw new Error(`${found.length} unexpected background failure${found.length === 1 ? "" : "s"} of the children:\n${shown.join("\n")}`);
+  }
+
+  /**
+   * Runs `body` (the scenario's children, waits and checks) and ends the
+   * scenario as every process test does: a failure of `body` other than a
+   * wait that ran out (whose message carries the report already) prints
+   * the report to stderr, and is rethrown; every child is stopped whatever
+   * happened, before the test's directories are removed; then, once
+   * `body` succeeded, the children's background failures are checked
+   * (`expectNoUnexpectedFailures(expected)`). Returns what `body` did.
+   */
+  async runToEnd<T>(expected: (name: string) => readonly ExpectedFailure[], body: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await body();
+    } catch (err) {
+      if (!(err instanceof ScenarioTimeoutError)) console.error(await this.report());
+      throw err;
+    } finally {
+      await this.stop();
+    }
+    this.expectNoUnexpectedFailures(expected);
+    return result;
   }
 
   /** SIGKILLs every child still running (after a SIGCONT, for one left stopped) and waits until each exited. */
