@@ -6,7 +6,7 @@
  * its own deadline, and the timer is dropped once no round waits.
  */
 import { describe, expect, it } from "vitest";
-import { MockClock, StepOutcome } from "taquba";
+import { ClosedError, MockClock, StepOutcome } from "taquba";
 import { WaitPoll } from "../../runtime/workflow/runs/wait-poll.js";
 import { runEventsFor } from "../../runtime/workflow/runtime-core.js";
 import { testRandom } from "../support/seed.js";
@@ -142,6 +142,45 @@ describe("waits without a deadline share one poll", () => {
     } finally {
       await env.stop();
     }
+  });
+});
+
+describe("waits in the shared poll when the runtime closes", () => {
+  it("many waits on runs that never start, some of them cancelled first, settle each as it should, and the close leaves no poll timer", async () => {
+    // No worker: the runs never start, so their waits sit in the poll until a cancel or the close.
+    const env = await openEnv(
+      runnerOf(async () => StepOutcome.succeed(enc("never"))),
+      { start: false, configure: (b) => b.pollIntervalMs(60_000) },
+    );
+    const before = env.clock.pendingTimers;
+    const ids = Array.from({ length: 40 }, (_, i) => `r${i}`);
+    for (const id of ids) await env.runtime.submit({ input: enc("x"), runId: id });
+    const waits = ids.map((id) =>
+      env.runtime.wait(id).then(
+        (end) => end.termination.status as string,
+        (e: unknown) => e,
+      ),
+    );
+    // One with the longest timeout there is (ten years): a timer of its own, dropped with the close too.
+    const timed = env.runtime.waitTimeout("r0", 315_360_000_000).then(
+      (end) => end?.termination.status,
+      (e: unknown) => e,
+    );
+    await until(() => env.clock.pendingTimers >= before + 2, "the poll and the timed wait armed");
+    await settle();
+    // Half the runs cancelled while their waits are in the poll: answered at once, the rest still waiting.
+    for (const id of ids.slice(20)) expect(await env.runtime.cancel(id)).toBe(true);
+    const cancelled = await Promise.all(waits.slice(20));
+    expect(cancelled).toEqual(ids.slice(20).map(() => "cancelled"));
+    // The poll's interval passes: the rest read their runs again, still active, and wait on.
+    env.clock.advance(60_000);
+    await settle();
+    await env.runtime.close({ timeoutMs: 100 });
+    const closed = await Promise.all(waits.slice(0, 20));
+    for (const e of closed) expect(e).toBeInstanceOf(ClosedError);
+    expect(await timed).toBeInstanceOf(ClosedError);
+    await settle();
+    expect(env.clock.pendingTimers).toBeLessThanOrEqual(before);
   });
 });
 
