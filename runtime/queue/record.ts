@@ -425,8 +425,22 @@ export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueSt
   if (bytes === undefined) return emptyStats();
   const a = unpack(key, bytes);
   if (!Array.isArray(a) || a.length !== 5) throw new StoreCorruptedError(key, "not a stats record");
-  const [pending, scheduled, claimed, done, dead] = a as number[];
-  return { pending: pending!, scheduled: scheduled!, claimed: claimed!, done: done!, dead: dead! };
+  const [pending, scheduled, claimed, done, dead] = a as unknown[];
+  // Each a whole number: a damaged count (a string, null, true, 1.5) was added to as it was, so a move of one
+  // job stored "x1" or 2 and every later read answered it. A negative count is a count (counting restarts from
+  // zero once the record is gone, and the moves out of a state then go below it): kept, not refused.
+  if (!isCount(pending) || !isCount(scheduled) || !isCount(claimed) || !isCount(done) || !isCount(dead)) {
+    throw new StoreCorruptedError(key, `a stats record whose counts are not all whole numbers: ${describeCounts(a)}`);
+  }
+  return { pending, scheduled, claimed, done, dead };
+}
+
+const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n);
+
+/** The decoded counts for a message, each as its type would print it, cut short. */
+function describeCounts(a: readonly unknown[]): string {
+  const text = `[${a.map((n) => (typeof n === "string" ? JSON.stringify(n) : String(n))).join(", ")}]`;
+  return text.length <= 200 ? text : `${text.slice(0, 199)}…`;
 }
 
 /**

@@ -336,7 +336,6 @@ export class WorkflowRuntime {
       // Made only when this round waits: most waits find the run terminated on the first read.
       // A wait without a deadline joins the runtime's one poll instead of arming a timer of its own.
       let tick: CancellableCall | undefined;
-      let polled = false;
       let faultTick: AbortController | undefined;
       try {
         // Reads retry store faults in place; one that still fails is waited out like an
@@ -386,10 +385,8 @@ export class WorkflowRuntime {
         // since. After a fault the read is made again within the fault's backoff.
         sub ??= core.events.next(runId);
         // The poll's timer wakes the same promise a termination does: one promise per round, nothing raced.
-        if (deadline === undefined) {
-          this.#poll.join(sub);
-          polled = true;
-        } else tick = cancellableCall(core.clock, now + Math.min(core.pollIntervalMs, deadline - now), sub.wake);
+        if (deadline === undefined) this.#poll.join(sub);
+        else tick = cancellableCall(core.clock, now + Math.min(core.pollIntervalMs, deadline - now), sub.wake);
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
         if (fault !== undefined) {
           faultTick = new AbortController();
@@ -397,8 +394,10 @@ export class WorkflowRuntime {
         }
         await sub.promise;
       } finally {
-        sub?.dispose();
-        if (polled) this.#poll.leave();
+        if (sub !== undefined) {
+          sub.dispose();
+          this.#poll.leave(sub);
+        }
         // Drop this round's timers at once rather than letting them run out (with a
         // shared reason: a default one is a DOMException, with a stack, per round).
         tick?.cancel();

@@ -6,9 +6,10 @@
  * its own deadline, and the timer is dropped once no round waits.
  */
 import { describe, expect, it } from "vitest";
-import { MockClock, StepOutcome } from "taquba";
+import { ClosedError, MockClock, StepOutcome } from "taquba";
 import { WaitPoll } from "../../runtime/workflow/runs/wait-poll.js";
 import { runEventsFor } from "../../runtime/workflow/runtime-core.js";
+import { testRandom } from "../support/seed.js";
 import { dec, enc, openEnv, runnerOf, settle, until } from "./helpers.js";
 
 const POLL_MS = 1_000;
@@ -144,9 +145,48 @@ describe("waits without a deadline share one poll", () => {
   });
 });
 
+describe("waits in the shared poll when the runtime closes", () => {
+  it("many waits on runs that never start, some of them cancelled first, settle each as it should, and the close leaves no poll timer", async () => {
+    // No worker: the runs never start, so their waits sit in the poll until a cancel or the close.
+    const env = await openEnv(
+      runnerOf(async () => StepOutcome.succeed(enc("never"))),
+      { start: false, configure: (b) => b.pollIntervalMs(60_000) },
+    );
+    const before = env.clock.pendingTimers;
+    const ids = Array.from({ length: 40 }, (_, i) => `r${i}`);
+    for (const id of ids) await env.runtime.submit({ input: enc("x"), runId: id });
+    const waits = ids.map((id) =>
+      env.runtime.wait(id).then(
+        (end) => end.termination.status as string,
+        (e: unknown) => e,
+      ),
+    );
+    // One with the longest timeout there is (ten years): a timer of its own, dropped with the close too.
+    const timed = env.runtime.waitTimeout("r0", 315_360_000_000).then(
+      (end) => end?.termination.status,
+      (e: unknown) => e,
+    );
+    await until(() => env.clock.pendingTimers >= before + 2, "the poll and the timed wait armed");
+    await settle();
+    // Half the runs cancelled while their waits are in the poll: answered at once, the rest still waiting.
+    for (const id of ids.slice(20)) expect(await env.runtime.cancel(id)).toBe(true);
+    const cancelled = await Promise.all(waits.slice(20));
+    expect(cancelled).toEqual(ids.slice(20).map(() => "cancelled"));
+    // The poll's interval passes: the rest read their runs again, still active, and wait on.
+    env.clock.advance(60_000);
+    await settle();
+    await env.runtime.close({ timeoutMs: 100 });
+    const closed = await Promise.all(waits.slice(0, 20));
+    for (const e of closed) expect(e).toBeInstanceOf(ClosedError);
+    expect(await timed).toBeInstanceOf(ClosedError);
+    await settle();
+    expect(env.clock.pendingTimers).toBeLessThanOrEqual(before);
+  });
+});
+
 describe("WaitPoll", () => {
   const waiter = () => {
-    const w = { woken: 0, wake: () => void w.woken++ };
+    const w = { woken: 0, pollSlot: -1, wake: () => void w.woken++ };
     return w;
   };
 
@@ -175,7 +215,7 @@ describe("WaitPoll", () => {
     poll.join(a);
     clock.advance(100);
     await settle();
-    poll.leave();
+    poll.leave(a);
     expect(a.woken).toBe(1);
     // A new round at 150: its poll comes at 250, not at 200.
     clock.advance(50);
@@ -187,20 +227,81 @@ describe("WaitPoll", () => {
     clock.advance(1);
     await settle();
     expect(b.woken).toBe(1);
-    poll.leave();
+    poll.leave(b);
     // Rounds that end before the poll (woken by their run's end) drop it with the last of them.
     const c = waiter();
     const d = waiter();
     poll.join(c);
     poll.join(d);
     expect(clock.pendingTimers).toBe(1);
-    poll.leave();
+    poll.leave(c);
     expect(clock.pendingTimers).toBe(1);
-    poll.leave();
+    poll.leave(d);
     await settle();
     expect(clock.pendingTimers).toBe(0);
     clock.advance(1_000);
     await settle();
     expect([c.woken, d.woken]).toEqual([0, 0]);
+  });
+
+  it("holds only the rounds still waiting: rounds that come and go under a long poll leave nothing behind", async () => {
+    // A poll of an hour (a process that counts on announced ends) and one wait that lasts: every other
+    // round, woken by its run's end, leaves long before the timer fires, and must not stay held until then.
+    const clock = new MockClock(0);
+    const poll = new WaitPoll(clock, 3_600_000);
+    const long = waiter();
+    poll.join(long);
+    for (let i = 0; i < 10_000; i++) {
+      const w = waiter();
+      poll.join(w);
+      poll.leave(w);
+    }
+    expect(poll.held).toBe(1);
+    expect(clock.pendingTimers).toBe(1);
+    clock.advance(3_600_000);
+    await settle();
+    expect(long.woken).toBe(1);
+    expect(poll.held).toBe(0);
+    poll.leave(long);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("wakes every round still joined within one interval of its join, whatever order rounds leave in (a model of the rounds)", async () => {
+    const rnd = testRandom("wait poll rounds");
+    const interval = 100;
+    const clock = new MockClock(0);
+    const poll = new WaitPoll(clock, interval);
+    type W = ReturnType<typeof waiter> & { joinedAt: number; left: boolean };
+    const live: W[] = [];
+    for (let op = 0; op < 800; op++) {
+      const r = rnd.int(10);
+      if (r < 4) {
+        const w = Object.assign(waiter(), { joinedAt: clock.now(), left: false });
+        poll.join(w);
+        live.push(w);
+      } else if (r < 7 && live.length > 0) {
+        // Any round leaves, woken or not: the first, the last or one between.
+        const w = live.splice(rnd.int(live.length), 1)[0]!;
+        poll.leave(w);
+        w.left = true;
+      } else {
+        clock.advance(1 + rnd.int(interval / 2));
+        await settle();
+        // A round woken goes on and joins again (as a wait's next round does), under a fresh waiter.
+        for (let i = 0; i < live.length; i++) {
+          const w = live[i]!;
+          if (w.woken > 0) {
+            poll.leave(w);
+            const again = Object.assign(waiter(), { joinedAt: clock.now(), left: false });
+            poll.join(again);
+            live[i] = again;
+          }
+        }
+      }
+      for (const w of live) expect(clock.now() - w.joinedAt, "a round still joined after a whole interval unwoken").toBeLessThan(interval);
+      // Held: the rounds still joined and not yet woken, no more.
+      expect(poll.held).toBe(live.filter((w) => w.woken === 0).length);
+      expect(clock.pendingTimers).toBe(live.some((w) => w.woken === 0) ? 1 : 0);
+    }
   });
 });

@@ -98,6 +98,19 @@ const list: Command = {
   },
 };
 
+/**
+ * A step number given as `--<name>`: a whole number from 0, as a page's
+ * `historyPage.next` prints it. Its own check: a count's (`positiveInt`)
+ * refused "00" and " 0" as not "from 1" though 0 is a step.
+ */
+function stepNumberOption(name: string, raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) {
+    throw new UsageError(`--${name} must be a step number, a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
 const show: Command = {
   path: ["runs", "show"],
   operands: "<runId>",
@@ -114,7 +127,7 @@ const show: Command = {
     const { io, json, session, operands } = ctx;
     const runId = operands[0]!;
     const raw = stringOption(ctx, "history-after");
-    const historyAfter = raw === undefined ? undefined : raw === "0" ? 0 : positiveInt("history-after", raw, Number.MAX_SAFE_INTEGER);
+    const historyAfter = raw === undefined ? undefined : stepNumberOption("history-after", raw);
     const detail = await new Operations(session).run(runId, undefined, historyAfter);
     if (detail === null) {
       io.err(`no record of run ${JSON.stringify(clean(runId))}: it was never submitted to this step queue, or it ended and was swept`);

@@ -102,6 +102,8 @@ export class RunWait {
   readonly wake: () => void;
   readonly #events: RunEvents;
   readonly #runId: string;
+  /** @internal Its index among a wait poll's rounds (`WaitPoll`), -1 while it holds none. */
+  pollSlot = -1;
 
   constructor(events: RunEvents, runId: string) {
     this.promise = new Promise<void>(keepResolve);
