@@ -72,7 +72,8 @@ export function isPaged(v: StoredValue): v is PagedValue {
  * engine's `#pageOut`).
  */
 export function holdUntilPaged(policy: PagePolicy): (key: string, v: StoredValue) => boolean {
-  return (key, v) => v instanceof ArenaValue || (v instanceof Uint8Array && isPageable(policy, key, v));
+  // A value kept in the arena that no checkpoint pages (`keepValue`) goes into a run like a packed one.
+  return (key, v) => (v instanceof ArenaValue || v instanceof Uint8Array) && isPageable(policy, key, v);
 }
 
 /** Whether `v` is bytes the writer holds as they are (its own array, or its place in an arena), as opposed to paged or packed. */
@@ -104,6 +105,37 @@ export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array 
   if (v.byteLength > MAX_PACKED_BYTES) return copyBytes(v);
   if (repeatsKeyTail(key, v)) return -v.byteLength;
   return latin1Of(v);
+}
+
+/**
+ * Values of at least this many bytes that stay in memory are kept in the
+ * writer's `ValueArena` rather than packed into a string: an `ArenaValue`
+ * is a 40 B heap object whatever the value's size, its bytes outside the
+ * heap, where a string is a 16 B header plus every byte in the heap. Such a
+ * value is written once and lives in the memtable until it freezes (a
+ * step's history entry, about 110 B): a string of it is copied by the
+ * scavenge that meets it and then promoted, the arena's object is a third
+ * of that. Smaller values stay strings (a value read on a hot path, the
+ * queue's stats and a step's pointer, keeps the token `committedToken`
+ * gives without a read). At this size a read's copy is a view of a chunk
+ * either way (`unpackValue` past `LOOP_BYTES`).
+ */
+export const ARENA_KEPT_BYTES = LOOP_BYTES;
+
+/** Whether `keepValue` keeps a value of `n` bytes in the arena (else packs it, or copies one too large to pack). */
+export function keptInArena(n: number): boolean {
+  return n >= ARENA_KEPT_BYTES && n <= MAX_PACKED_BYTES;
+}
+
+/**
+ * The form in which the writer keeps a value that no checkpoint pages:
+ * `packValue`'s, except that one `keptInArena` takes is copied into `arena`
+ * (when given) instead of packed into a string; like a packed value it
+ * holds nothing of the array given (a caller's, or a WAL object's view).
+ */
+export function keepValue(key: string, v: Uint8Array, arena: ValueArena | undefined): StoredValue {
+  if (arena === undefined || !keptInArena(v.byteLength) || repeatsKeyTail(key, v)) return packValue(key, v);
+  return arena.copy(v);
 }
 
 /**
