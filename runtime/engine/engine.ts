@@ -96,7 +96,7 @@ import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { ChangedKeys, ChangedKeysSpares } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { ArenaValue, heldValue, isHeldBytes, isPageable, isPaged, keptInArena, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
+import { heldValue, isHeldBytes, isPageable, isPaged, keptInArena, KeptValue, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import { foldRuns } from "./run-fold.js";
 import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./compaction-policy.js";
@@ -1436,7 +1436,7 @@ export class Engine {
       // A value kept in the arena that is not paged is compact already, and holds no WAL object: it stays.
       if (isHeldBytes(v) && state.holds(key, v)) {
         if (isPageable(policy, key, v)) state.replaceIf(key, v, run);
-        else if (!(v instanceof ArenaValue)) state.replaceIf(key, v, packValue(key, heldValue(key, v)));
+        else if (!(v instanceof KeptValue)) state.replaceIf(key, v, packValue(key, heldValue(key, v)));
       }
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();

@@ -11,7 +11,7 @@ import { Engine, MemoryStore, WriteBatch } from "taquba";
 import { commitOwned } from "../../runtime/engine/engine.js";
 import { applyOps } from "../../runtime/engine/apply-ops.js";
 import { LayeredState } from "../../runtime/engine/layered-state.js";
-import { ARENA_KEPT_BYTES, ArenaValue, holdUntilPaged, MAX_PACKED_BYTES, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
+import { ARENA_KEPT_BYTES, holdUntilPaged, KeptValue, MAX_PACKED_BYTES, ValueArena, type PagePolicy } from "../../runtime/engine/paged-value.js";
 import type { BatchOp } from "../../runtime/engine/write-batch.js";
 
 const pageValues = { keyPrefixes: ["j/"], minBytes: 64 };
@@ -39,7 +39,7 @@ describe("values kept in the arena", () => {
       const held = state.get(key(i));
       if (n < ARENA_KEPT_BYTES) expect(typeof held).toBe("string");
       else if (n > MAX_PACKED_BYTES) expect(held).toBeInstanceOf(Uint8Array);
-      else expect(held).toBeInstanceOf(ArenaValue);
+      else expect(held).toBeInstanceOf(KeptValue);
     });
     // A value that repeats its key's tail is still held as the number that says so.
     const tail = "x".repeat(ARENA_KEPT_BYTES + 10);
@@ -50,7 +50,7 @@ describe("values kept in the arena", () => {
   it("are not held back in the memtable at a freeze, as values that wait to be paged are", () => {
     const arena = new ValueArena();
     const hold = holdUntilPaged(policy);
-    expect(hold("u/h/1", arena.copy(filled(200, 1)))).toBe(false);
+    expect(hold("u/h/1", arena.keep(filled(200, 1)))).toBe(false);
     expect(hold("j/1", arena.copy(filled(200, 2)))).toBe(true);
   });
 
@@ -69,6 +69,9 @@ describe("values kept in the arena", () => {
     for (const [i, v] of given.entries()) model.set(key(i), v.slice());
     for (const [i, v] of owned.entries()) model.set(key(i + 50), v.slice());
     for (const v of [...given, ...owned]) v.fill(0xee);
+    expectAll(engine, model);
+    // A read of a value held packed or kept is the caller's own: changing it changes neither a later read nor the value held.
+    for (const [k, v] of model) if (v.byteLength <= MAX_PACKED_BYTES) engine.get(k)!.fill(0xdd);
     expectAll(engine, model);
     // Not closed: the next writer replays the WAL, and keeps the replayed values in its own arena.
     const next = await Engine.open(store, { pageValues, checkpointWalObjects: 0 });
