@@ -4,7 +4,7 @@
  * values a paging policy keeps in memory. Used by commits and by the WAL
  * replay of the writer's open and of readers.
  */
-import { isPageable, packValue, type PagePolicy, type StateMap, type ValueArena } from "./paged-value.js";
+import { isPageable, keepValue, type PagePolicy, type StateMap, type ValueArena } from "./paged-value.js";
 import type { DeltaMap } from "./sorted-map.js";
 import type { ChangedValue } from "./changed-keys.js";
 import type { EncodedKeys } from "./wal-format.js";
@@ -13,9 +13,9 @@ import type { BatchOp } from "./write-batch.js";
 /**
  * Applies one batch to a state, in op order, and records each change in
  * `delta` when given (the keys the next incremental checkpoint writes). With
- * a paging `policy`, values it will not page out are packed now (see
- * `packValue`), so the state never holds the caller's arrays or views into
- * WAL objects; the others wait for a checkpoint to page them, copied into
+ * a paging `policy`, values it will not page out are packed now, or copied
+ * into `arena` (see `keepValue`), so the state never holds the caller's
+ * arrays or views into WAL objects; the others wait for a checkpoint to page them, copied into
  * `arena` when given (the writer passes one for commits and replays: see
  * `ValueArena`), else as they are. `keys`: where the WAL wrote these ops'
  * keys (a commit's), which the delta copies rather than encoding them again.
@@ -31,7 +31,7 @@ export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaM
     // deleted again is no change to write (see changed-keys.ts).
     let had: boolean;
     if (op.kind === "put") {
-      v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : packValue(op.key, op.value);
+      v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : keepValue(op.key, op.value, arena);
       had = tree.set(op.key, v, ascii, op.hint);
     } else had = tree.delete(op.key, op.hint);
     if (delta === undefined) continue;

@@ -65,8 +65,9 @@
  * read paged values first loops `for (let p = engine.warm(keys); p; p =
  * engine.warm(keys)) await p;` and then reads and commits in the same turn
  * (the cache keeps what a warm-up loaded until the next macrotask).
- * The values that stay are held packed (paged-value.ts `packValue`), so
- * reads of them return fresh arrays. Without `pageValues`, values loaded at open are views into the objects
+ * The values that stay are held packed, or from 64 B copied into the
+ * writer's value arena (paged-value.ts `keepValue`), so reads of them
+ * return fresh arrays or views of the engine's own copy. Without `pageValues`, values loaded at open are views into the objects
  * read, so those objects' buffers stay alive while any of their values does
  * (at most the bytes loaded at open). Each
  * writer open leaves one small fence object in the WAL that is never deleted
@@ -95,7 +96,7 @@ import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
 import { ChangedKeys, ChangedKeysSpares } from "./changed-keys.js";
 import { deltaOverflows, type DeltaMap } from "./sorted-map.js";
-import { heldValue, isHeldBytes, isPageable, isPaged, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
+import { heldValue, isHeldBytes, isPageable, isPaged, keptInArena, KeptValue, packValue, ValueArena, type StateMap, type StoredValue } from "./paged-value.js";
 import { ValuePager } from "./value-pager.js";
 import { foldRuns } from "./run-fold.js";
 import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./compaction-policy.js";
@@ -533,7 +534,7 @@ export class Engine {
    * up: `value` itself where the state holds values as committed (the
    * queue's `commitOwned` keeps its arrays; `commit` may keep a copy of a
    * caller's), else the string it is packed into; undefined where the engine holds a copy (a value paging may move
-   * out, or one too large to pack). Like any token, one equal to the key's
+   * out, one kept in its arena, or one too large to pack). Like any token, one equal to the key's
    * means equal bytes, and an unequal one says nothing. A caller that has
    * just committed `value` takes this instead of reading its key back; it
    * must not change `value` while it compares tokens.
@@ -541,7 +542,7 @@ export class Engine {
   committedToken(key: string, value: Uint8Array): ValueToken | undefined {
     const policy = this.#pager?.policy;
     if (policy === undefined) return value as unknown as ValueToken;
-    if (isPageable(policy, key, value)) return undefined;
+    if (isPageable(policy, key, value) || keptInArena(value.byteLength)) return undefined;
     const packed = packValue(key, value);
     return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
   }
@@ -1432,7 +1433,11 @@ export class Engine {
     let sliceStart = performance.now();
     for (const [key, v] of written) {
       // Held by identity: a value committed since is a different array or arena place, and a run never holds a caller's array.
-      if (isHeldBytes(v) && state.holds(key, v)) state.replaceIf(key, v, isPageable(policy, key, v) ? run : packValue(key, heldValue(key, v)));
+      // A value kept in the arena that is not paged is compact already, and holds no WAL object: it stays.
+      if (isHeldBytes(v) && state.holds(key, v)) {
+        if (isPageable(policy, key, v)) state.replaceIf(key, v, run);
+        else if (!(v instanceof KeptValue)) state.replaceIf(key, v, packValue(key, heldValue(key, v)));
+      }
       if (++n % 64 !== 0 || performance.now() - sliceStart < 2) continue;
       await yieldToLoop();
       if (this.closed) return false;

@@ -48,6 +48,14 @@ export class ArenaValue {
   }
 }
 
+/**
+ * An `ArenaValue` that no checkpoint pages: a value that stays in memory,
+ * kept in the arena instead of packed into a string (see `keepValue`). A
+ * read of it is a copy, as a packed value's is, so a caller that changes
+ * what it read changes nothing held.
+ */
+export class KeptValue extends ArenaValue {}
+
 /** What the writer's state holds per key: a value, a value waiting to be paged, a paged value, or a packed one. */
 export type StoredValue = Uint8Array | ArenaValue | PagedValue | PackedValue;
 /** The writer's state: a value, or where it is paged, by key (a memtable over compact key runs). */
@@ -72,7 +80,8 @@ export function isPaged(v: StoredValue): v is PagedValue {
  * engine's `#pageOut`).
  */
 export function holdUntilPaged(policy: PagePolicy): (key: string, v: StoredValue) => boolean {
-  return (key, v) => v instanceof ArenaValue || (v instanceof Uint8Array && isPageable(policy, key, v));
+  // A value kept in the arena that no checkpoint pages (`keepValue`) goes into a run like a packed one.
+  return (key, v) => (v instanceof ArenaValue || v instanceof Uint8Array) && isPageable(policy, key, v);
 }
 
 /** Whether `v` is bytes the writer holds as they are (its own array, or its place in an arena), as opposed to paged or packed. */
@@ -104,6 +113,37 @@ export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array 
   if (v.byteLength > MAX_PACKED_BYTES) return copyBytes(v);
   if (repeatsKeyTail(key, v)) return -v.byteLength;
   return latin1Of(v);
+}
+
+/**
+ * Values of at least this many bytes that stay in memory are kept in the
+ * writer's `ValueArena` rather than packed into a string: an `ArenaValue`
+ * is a 40 B heap object whatever the value's size, its bytes outside the
+ * heap, where a string is a 16 B header plus every byte in the heap. Such a
+ * value is written once and lives in the memtable until it freezes (a
+ * step's history entry, about 110 B): a string of it is copied by the
+ * scavenge that meets it and then promoted, the arena's object is a third
+ * of that. Smaller values stay strings (a value read on a hot path, the
+ * queue's stats and a step's pointer, keeps the token `committedToken`
+ * gives without a read). At this size a read's copy is a view of a chunk
+ * either way (`unpackValue` past `LOOP_BYTES`).
+ */
+export const ARENA_KEPT_BYTES = LOOP_BYTES;
+
+/** Whether `keepValue` keeps a value of `n` bytes in the arena (else packs it, or copies one too large to pack). */
+export function keptInArena(n: number): boolean {
+  return n >= ARENA_KEPT_BYTES && n <= MAX_PACKED_BYTES;
+}
+
+/**
+ * The form in which the writer keeps a value that no checkpoint pages:
+ * `packValue`'s, except that one `keptInArena` takes is copied into `arena`
+ * (when given) instead of packed into a string; like a packed value it
+ * holds nothing of the array given (a caller's, or a WAL object's view).
+ */
+export function keepValue(key: string, v: Uint8Array, arena: ValueArena | undefined): StoredValue {
+  if (arena === undefined || !keptInArena(v.byteLength) || repeatsKeyTail(key, v)) return packValue(key, v);
+  return arena.keep(v);
 }
 
 /**
@@ -151,14 +191,27 @@ export class ValueArena {
   copy(v: Uint8Array): ArenaValue | Uint8Array {
     const n = v.byteLength;
     if (n > ValueArena.CHUNK_BYTES / 4) return copyBytes(v);
+    const at = this.#place(v, n);
+    return new ArenaValue(this.#chunk, at, n);
+  }
+
+  /** A copy of `v` (at most `MAX_PACKED_BYTES`) that no checkpoint pages: its place in a shared chunk. */
+  keep(v: Uint8Array): KeptValue {
+    const n = v.byteLength;
+    const at = this.#place(v, n);
+    return new KeptValue(this.#chunk, at, n);
+  }
+
+  /** Copies `v` (`n` bytes, at most a quarter chunk) into the current chunk, or a new one when it has no room; its offset. */
+  #place(v: Uint8Array, n: number): number {
     if (this.#used + n > this.#chunk.byteLength) {
       this.#chunk = new Uint8Array(ValueArena.CHUNK_BYTES);
       this.#used = 0;
     }
-    this.#chunk.set(v, this.#used);
-    const out = new ArenaValue(this.#chunk, this.#used, n);
-    this.#used += n;
-    return out;
+    const at = this.#used;
+    this.#chunk.set(v, at);
+    this.#used = at + n;
+    return at;
   }
 }
 
@@ -177,7 +230,7 @@ function repeatsKeyTail(key: string, v: Uint8Array): boolean {
 /** The bytes of a value held in memory (`v` not paged), as an array the caller must not mutate. */
 export function heldValue(key: string, v: Uint8Array | ArenaValue | PackedValue): Uint8Array {
   if (v instanceof Uint8Array) return v;
-  if (v instanceof ArenaValue) return v.bytes();
+  if (v instanceof ArenaValue) return v instanceof KeptValue ? copiedOut(v.bytes()) : v.bytes();
   if (typeof v === "number") {
     const out = new Uint8Array(-v);
     const from = key.length + v;
@@ -196,6 +249,20 @@ export function heldValue(key: string, v: Uint8Array | ArenaValue | PackedValue)
 const CHUNK_BYTES = 8 * 1024;
 let chunk = Buffer.alloc(0);
 let chunkUsed = 0;
+
+/** A copy of a kept value's bytes, as a fresh array the caller owns (carved out of a shared chunk as `unpackValue`'s are). */
+function copiedOut(v: Uint8Array): Uint8Array {
+  const n = v.byteLength;
+  if (n <= LOOP_BYTES) return v.slice();
+  if (chunkUsed + n > chunk.byteLength) {
+    chunk = Buffer.alloc(Math.max(CHUNK_BYTES, n));
+    chunkUsed = 0;
+  }
+  chunk.set(v, chunkUsed);
+  const out = new Uint8Array(chunk.buffer, chunk.byteOffset + chunkUsed, n);
+  chunkUsed += n;
+  return out;
+}
 
 /** The bytes of a packed string, as a fresh array the caller owns. */
 function unpackValue(s: string): Uint8Array {
