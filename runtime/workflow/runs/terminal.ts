@@ -44,7 +44,7 @@ import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
 import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
-import { type CommitTarget, stageCommitOnly } from "../records/commit-bytes.js";
+import { type CommitOnlyBytes, type CommitTarget, stageCommitOnly } from "../records/commit-bytes.js";
 import { StoreCorruptedError } from "../../errors.js";
 import { stageEnded } from "./index-effects.js";
 import { boundText } from "../../logger.js";
@@ -291,13 +291,42 @@ function endJobOptions(
 }
 
 /**
+ * What a worker's termination hands `addTerminalEffects` and gets back: the
+ * outcome it made to record (`runOutcomeOf`, made once), and the terminal
+ * record staged with the bytes staged for it, which the process that
+ * commits them may keep as the record's decoding (see `WorkflowView.endCommitted`).
+ */
+export interface WrittenTerminal {
+  outcome?: RunOutcome | undefined;
+  record?: TerminalRecord | undefined;
+  bytes?: CommitOnlyBytes | undefined;
+}
+
+/**
+ * `record` as a decoding of its bytes gives it, for readers to share: its
+ * inline result copied now, as the bytes were encoded, since the outcome
+ * shown to the hook (which may change it) holds the same array.
+ */
+function keptRecord(record: TerminalRecord): TerminalRecord {
+  const inline = record.inline;
+  if (inline?.result === undefined) return record;
+  return { ...record, inline: { ...inline, result: inline.result.slice() } };
+}
+
+/**
  * Adds to `into` everything a termination commits: the run record and
  * step pointer removed, the terminal record written, signal bookkeeping
  * released, the retention marker (when retention is on) and the
  * notification job (when the hook observes the outcome).
  */
-export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
-  const outcome = runOutcomeOf(t); // first: it gives `t` its optional fields as its own under a polluted prototype
+export function addTerminalEffects(
+  s: TerminalSettings,
+  t: TerminationInput,
+  into: SettlementEffects = new SettlementEffects(),
+  written?: WrittenTerminal,
+): SettlementEffects {
+  // First: it gives `t` its optional fields as its own under a polluted prototype. The worker made it already to record it.
+  const outcome = written?.outcome ?? runOutcomeOf(t);
   const error = t.error === undefined ? undefined : boundText(t.error, MAX_RECORDED_ERROR_CHARS);
   into.kvDelete(runKey(s.queueName, t.runId));
   into.kvDelete(stepPointerKey(s.queueName, t.runId));
@@ -306,7 +335,8 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
   }
   if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
-  const record: TerminalRecord = {
+  // Optional fields set after the others, in the record's own order: no empty object spread per absent one.
+  const record: Building<TerminalRecord> = {
     runId: t.runId,
     status: t.status,
     finalStep: t.finalStep,
@@ -315,13 +345,18 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     token: t.token,
     memoPrefix: t.memoPrefix,
     submittedAtMs: t.submittedAtMs,
-    ...(t.submission === undefined ? {} : { submission: t.submission }),
-    ...(error === undefined ? {} : { error }),
-    ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
-    ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
-    ...(t.inline === undefined ? {} : { inline: t.inline }),
   };
-  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), terminalRecordForCommit(record, s.commits));
+  if (t.submission !== undefined) record.submission = t.submission;
+  if (error !== undefined) record.error = error;
+  if (t.errorKind !== undefined) record.errorKind = t.errorKind;
+  if (t.supersededBy !== undefined) record.supersededBy = t.supersededBy;
+  if (t.inline !== undefined) record.inline = t.inline;
+  const bytes = terminalRecordForCommit(record, s.commits);
+  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), bytes);
+  if (written !== undefined) {
+    written.record = keptRecord(record);
+    written.bytes = bytes;
+  }
   stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
   if (t.group !== undefined) {
     into.kvPut(
