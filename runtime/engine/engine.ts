@@ -78,6 +78,7 @@
  */
 import { ConstructionGate } from "../internal-construction.js";
 import { checkStoreArg } from "../store/store-check.js";
+import { bytesEqual } from "../store/bytes-equal.js";
 import { ClosedError, FencedError, StoreUnavailableError, TaqubaError, ValidationError } from "../errors.js";
 import { describeValue } from "../option-values.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -533,8 +534,10 @@ export class Engine {
    * a commit put as `value` (see `applyOps`), made without looking the key
    * up: `value` itself where the state holds values as committed (the
    * queue's `commitOwned` keeps its arrays; `commit` may keep a copy of a
-   * caller's), else the string it is packed into; undefined where the engine holds a copy (a value paging may move
-   * out, one kept in its arena, or one too large to pack). Like any token, one equal to the key's
+   * caller's), else the string it is packed into, or the place of one
+   * kept in its arena once the commit is applied (found by a look-up);
+   * undefined where the engine holds a copy paging may move out, or one
+   * too large to pack. Like any token, one equal to the key's
    * means equal bytes, and an unequal one says nothing. A caller that has
    * just committed `value` takes this instead of reading its key back; it
    * must not change `value` while it compares tokens.
@@ -542,9 +545,22 @@ export class Engine {
   committedToken(key: string, value: Uint8Array): ValueToken | undefined {
     const policy = this.#pager?.policy;
     if (policy === undefined) return value as unknown as ValueToken;
-    if (isPageable(policy, key, value) || keptInArena(value.byteLength)) return undefined;
+    if (isPageable(policy, key, value)) return undefined;
+    if (keptInArena(value.byteLength)) return this.#keptToken(key, value);
     const packed = packValue(key, value);
     return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
+  }
+
+  /**
+   * The token of the value `key` holds in the arena when it is `value`'s
+   * bytes: a kept value's token is its place in the arena, made when the
+   * commit was applied, so it is looked up (one get and a compare, against
+   * the decode of a read the caller saves). Undefined before the commit is
+   * applied, or once the key holds other bytes.
+   */
+  #keptToken(key: string, value: Uint8Array): ValueToken | undefined {
+    const held = this.#state.get(key);
+    return held instanceof KeptValue && bytesEqual(held.bytes(), value) ? (held as unknown as ValueToken) : undefined;
   }
 
   /**

@@ -551,6 +551,15 @@ const TERMINAL_OPTIONAL = [...TERMINATION_OPTIONAL, ...fieldsOf<TerminalRecord>(
 const INLINE_OPTIONAL = fieldsOf<InlineOutcome>("result", "publicError", "errorCode");
 const OUTCOME_OPTIONAL = [...TERMINATION_OPTIONAL, ...fieldsOf<RunOutcome>("result", "publicError", "errorCode")];
 
+/**
+ * Whether `Object.prototype` holds a name of a terminal record's optional
+ * fields (its inline outcome's included): a record made in memory, which
+ * lacks its absent ones, is then read differently from its decoding.
+ */
+export function terminalFieldsOnPrototype(): boolean {
+  return prototypeHoldsAny(TERMINAL_OPTIONAL) || prototypeHoldsAny(INLINE_OPTIONAL);
+}
+
 export function decodeTerminalRecord(bytes: Uint8Array, key: string): TerminalRecord {
   return decodeChecked<TerminalRecord>(
     bytes,

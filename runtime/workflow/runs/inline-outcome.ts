@@ -53,8 +53,33 @@ export function inlineOutcomeOf(o: RunOutcome): InlineOutcome | undefined {
   if (o.result !== undefined) inline.result = o.result;
   if (o.publicError !== undefined) inline.publicError = o.publicError;
   if (o.errorCode !== undefined) inline.errorCode = o.errorCode;
+  // Most outcomes are far below the bound: one that is below it by its largest possible encoding is not encoded to be measured.
+  if (inlineBytesAtMost(inline, errorChars) <= INLINE_OUTCOME_MAX_BYTES) return inline;
   const errorBytes = o.error === undefined ? 0 : utf8(o.error).byteLength;
   return encodeInlineOutcome(inline).byteLength + errorBytes <= INLINE_OUTCOME_MAX_BYTES ? inline : undefined;
+}
+
+/**
+ * Most bytes a MessagePack encoder can write for a string of `chars`
+ * UTF-16 code units: the largest header (5 bytes), and at most 3 UTF-8
+ * bytes per code unit (a surrogate pair's 4 bytes take 2 units).
+ */
+const strAtMost = (chars: number): number => 5 + 3 * chars;
+
+/**
+ * Bytes that `encodeInlineOutcome(inline)` plus the UTF-8 bytes of an error
+ * text of `errorChars` code units cannot exceed: every header at the
+ * largest MessagePack gives it (9 bytes, a byte array's extension form
+ * included). Adds up lengths only, nothing encoded.
+ */
+function inlineBytesAtMost(inline: InlineOutcome, errorChars: number): number {
+  let n = 9 + strAtMost(7) + 9 + 3 * errorChars;
+  const headers = inline.headers as Record<string, string>;
+  for (const k in headers) if (Object.hasOwn(headers, k)) n += strAtMost(k.length) + strAtMost(headers[k]!.length);
+  if (inline.result !== undefined) n += strAtMost(6) + 9 + inline.result.byteLength;
+  if (inline.publicError !== undefined) n += strAtMost(11) + strAtMost(inline.publicError.length);
+  if (inline.errorCode !== undefined) n += strAtMost(9) + strAtMost(inline.errorCode.length);
+  return n;
 }
 
 /**

@@ -44,7 +44,7 @@ import type { RunId } from "./run-id.js";
 import type { RunErrorKind, RunOutcome, TerminalStatus } from "./run-types.js";
 import { hookObserves, type TerminalHook } from "../terminal-hook/terminal-hook.js";
 import { decodeValue, encodeValue } from "../records/codec.js";
-import { type CommitTarget, stageCommitOnly } from "../records/commit-bytes.js";
+import { type CommitOnlyBytes, type CommitTarget, stageCommitOnly } from "../records/commit-bytes.js";
 import { StoreCorruptedError } from "../../errors.js";
 import { stageEnded } from "./index-effects.js";
 import { boundText } from "../../logger.js";
@@ -291,6 +291,29 @@ function endJobOptions(
 }
 
 /**
+ * What a worker's termination hands `addTerminalEffects` and gets back: the
+ * outcome it made to record (`runOutcomeOf`, made once), and the terminal
+ * record staged with the bytes staged for it, which the process that
+ * commits them may keep as the record's decoding (see `WorkflowView.endCommitted`).
+ */
+export interface WrittenTerminal {
+  outcome?: RunOutcome | undefined;
+  record?: TerminalRecord | undefined;
+  bytes?: CommitOnlyBytes | undefined;
+}
+
+/**
+ * `record` as a decoding of its bytes gives it, for readers to share: its
+ * inline result copied now, as the bytes were encoded, since the outcome
+ * shown to the hook (which may change it) holds the same array.
+ */
+function keptRecord(record: TerminalRecord): TerminalRecord {
+  const inline = record.inline;
+  if (inline?.result === undefined) return record;
+  return { ...record, inline: { ...inline, result: inline.result.slice() } };
+}
+
+/**
  * Adds to `into` everything a termination commits: the run record and
  * step pointer removed, the terminal record written, signal bookkeeping
  * released, the retention marker (when retention is on) and the
@@ -301,8 +324,14 @@ function endJobOptions(
  * ticks in proportion to its bytecode, so this one, run once per run, is
  * optimized windows sooner without their bytecode (and theirs when used).
  */
-export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, into: SettlementEffects = new SettlementEffects()): SettlementEffects {
-  const outcome = runOutcomeOf(t); // first: it gives `t` its optional fields as its own under a polluted prototype
+export function addTerminalEffects(
+  s: TerminalSettings,
+  t: TerminationInput,
+  into: SettlementEffects = new SettlementEffects(),
+  written?: WrittenTerminal,
+): SettlementEffects {
+  // First: it gives `t` its optional fields as its own under a polluted prototype. The worker made it already to record it.
+  const outcome = written?.outcome ?? runOutcomeOf(t);
   const error = t.error === undefined ? undefined : boundText(t.error, MAX_RECORDED_ERROR_CHARS);
   into.kvDelete(runKey(s.queueName, t.runId));
   into.kvDelete(stepPointerKey(s.queueName, t.runId));
@@ -311,7 +340,13 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
     into.kvDelete(signalTimedOutKey(s.queueName, t.runId, t.finalStep));
   }
   if (t.signalWait !== undefined) into.kvDelete(signalWaitKey(s.queueName, t.signalWait));
-  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), terminalRecordForCommit(terminalRecordOf(t, error), s.commits));
+  const record = terminalRecordOf(t, error);
+  const bytes = terminalRecordForCommit(record, s.commits);
+  stageCommitOnly(into, terminalRecordKey(s.queueName, t.runId), bytes);
+  if (written !== undefined) {
+    written.record = keptRecord(record);
+    written.bytes = bytes;
+  }
   stageEnded(s.queueName, t.runId, t.submittedAtMs, t.status, into);
   if (t.group !== undefined) addGroupMember(s, t, t.group, error, into);
   if (s.memoRetentionMs !== undefined) addRetentionMarker(s, t, s.memoRetentionMs, into);
@@ -323,7 +358,8 @@ export function addTerminalEffects(s: TerminalSettings, t: TerminationInput, int
 
 /** The terminal record of `t` (`error` bounded). */
 function terminalRecordOf(t: TerminationInput, error: string | undefined): TerminalRecord {
-  return {
+  // Optional fields set after the others, in the record's own order: no empty object spread per absent one.
+  const record: Building<TerminalRecord> = {
     runId: t.runId,
     status: t.status,
     finalStep: t.finalStep,
@@ -332,12 +368,13 @@ function terminalRecordOf(t: TerminationInput, error: string | undefined): Termi
     token: t.token,
     memoPrefix: t.memoPrefix,
     submittedAtMs: t.submittedAtMs,
-    ...(t.submission === undefined ? {} : { submission: t.submission }),
-    ...(error === undefined ? {} : { error }),
-    ...(t.errorKind === undefined ? {} : { errorKind: t.errorKind }),
-    ...(t.supersededBy === undefined ? {} : { supersededBy: t.supersededBy }),
-    ...(t.inline === undefined ? {} : { inline: t.inline }),
   };
+  if (t.submission !== undefined) record.submission = t.submission;
+  if (error !== undefined) record.error = error;
+  if (t.errorKind !== undefined) record.errorKind = t.errorKind;
+  if (t.supersededBy !== undefined) record.supersededBy = t.supersededBy;
+  if (t.inline !== undefined) record.inline = t.inline;
+  return record;
 }
 
 /** The run's entry in its group, with its end. */

@@ -129,6 +129,11 @@ export class ViewRunKeys {
     return keys;
   }
 
+  /** The keys of `runId` when they are kept (a reader read the run lately), without building them. */
+  kept(runId: string): RunKeysRead | undefined {
+    return this.#byRun.get(runId) ?? this.#ended.get(runId);
+  }
+
   /**
    * Notes that a reader was answered `runId`'s end (a wait's or an
    * outcome's): its keys, if kept among the runs read, move to the bound of

@@ -22,6 +22,7 @@ import {
   decodeRunRecord,
   decodeStepPointer,
   decodeTerminalRecord,
+  terminalFieldsOnPrototype,
   outcomeRecordOfEnd,
   terminationOf,
   type RunRecord,
@@ -29,6 +30,7 @@ import {
   type TerminalRecord,
 } from "../records/records.js";
 import { RunId } from "./run-id.js";
+import type { WrittenTerminal } from "./terminal.js";
 import { outcomeOfEnd, outcomeOfTerminal, outcomeOfTermination } from "./inline-outcome.js";
 import type { RunEnd, RunOutcome, RunStatus } from "./run-types.js";
 import { validateQueueName } from "../../queue/names.js";
@@ -88,6 +90,11 @@ export type RunState = { kind: "active"; run: RunRecord; pointer: StepPointer } 
 export type RunPhase = { kind: "active" } | Exclude<RunRecords, { kind: "active" }>;
 
 const ACTIVE: RunPhase = { kind: "active" };
+
+/** What tells the token a key's value has while it holds bytes a commit put (`Queue.kvTokenOfPut`). */
+export interface TokenOfPut {
+  kvTokenOfPut?(key: string | KvKeyRef, value: Uint8Array): unknown;
+}
 
 /** The source's lent read (`kvBorrowNow`), bound to it. */
 type Borrow = (key: string | KvKeyRef) => BorrowedBytes | null;
@@ -288,6 +295,31 @@ export class WorkflowView {
     if (k.terminalRecord === terminal) k.terminalDurable = true;
     // The wait's end: the run's keys are kept a little longer, for the outcome read after it (see `ViewRunKeys`).
     this.#runKeys.ended(runId);
+  }
+
+  /**
+   * @internal Notes that this process committed `written.record` as run
+   * `runId`'s terminal record, staged as `written.bytes` into a commit of
+   * `target` (a termination's, just acknowledged): a later read that finds
+   * those bytes stored (their token, `kvTokenOfPut`) answers with the
+   * record instead of decoding them. Only for a run a reader read lately
+   * (a wait): nothing is kept for the others. Not durable until a reader
+   * waits for it (`durableAfter`), as a record decoded anew. A read that
+   * finds other bytes (another process ended the run, a redrive since)
+   * decodes them as before.
+   */
+  endCommitted(runId: string, written: WrittenTerminal, target: TokenOfPut): void {
+    const { record, bytes } = written;
+    if (this.#borrow === undefined || this.#token === undefined || record === undefined || bytes === undefined || target.kvTokenOfPut === undefined) return;
+    const k = this.#runKeys.kept(runId);
+    // Under a polluted prototype a decoding owns every optional field, which the record made here lacks.
+    if (k === undefined || terminalFieldsOnPrototype()) return;
+    const token = target.kvTokenOfPut(k.terminalRef, bytes as unknown as Uint8Array);
+    // The same stored value read already: its record stays, durable if it was known so.
+    if (token === undefined || token === k.terminalToken) return;
+    k.terminalToken = token;
+    k.terminalRecord = record;
+    k.terminalDurable = false;
   }
 
   /**

@@ -40,11 +40,11 @@ import { checkReason, type StepOutcome, type Trigger } from "./step-outcome.js";
 import { hadEarlierAttempts, stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
 import { continuedAtReturn, succeededAtReturn } from "./returned-payload.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
-import type { RunErrorKind } from "../runs/run-types.js";
+import type { RunErrorKind, RunOutcome } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
 import { Memo, watchMemoWrites } from "../memo/memo.js";
 import { FLOW_HEADER_PREFIX, flowHeadersOf, withCurrentLimit } from "../runs/submit.js";
-import { addTerminalEffects, runOutcomeOf, type TerminationInput } from "../runs/terminal.js";
+import { addTerminalEffects, runOutcomeOf, type TerminationInput, type WrittenTerminal } from "../runs/terminal.js";
 import { inlineOutcomeOf } from "../runs/inline-outcome.js";
 import { deliveryToken } from "../runs/end-tokens.js";
 import { errorText, isMemoFault, StepError } from "../workflow-errors.js";
@@ -461,14 +461,18 @@ async function terminate(
   log: WorkflowLogger,
   trace: StepTrace,
 ): Promise<void> {
-  if (!(await recordOutcome(core, job, slot, t, log))) return;
+  const outcome = await recordOutcome(core, job, slot, t, log);
+  if (outcome === undefined) return;
   const effects = new SettlementEffects();
   if (staged !== undefined) applyStaged(staged, effects);
-  addTerminalEffects(core.terminal, t, effects);
+  const written: WrittenTerminal = { outcome };
+  addTerminalEffects(core.terminal, t, effects, written);
   const error = t.status === "succeeded" || t.error === undefined ? undefined : { thrown: undefined, text: t.error };
   const history = stageStepHistory(core, job, trace, { outcome: t.status, endedAtMs: t.nowMs, error, staged, keepPayload: t.status !== "succeeded" }, effects);
   if (history !== undefined) await history;
   await slot.freeAfterSubmitting(core.queue.ack(job, effects));
+  // Before the end is announced: a wait it wakes finds the record as committed without decoding it.
+  core.view.endCommitted(t.runId, written, core.queue);
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
 }
@@ -479,19 +483,20 @@ async function terminate(
  * one as a run result record written now, retrying store faults. When the
  * memo store keeps failing, the step goes back to the queue without
  * counting an attempt (on any attempt, the last one included): a run never
- * terminates without its outcome recorded. `false` when the job was put
- * back instead.
+ * terminates without its outcome recorded. Returns the outcome recorded
+ * (for the terminal effects, which need it too); undefined when the job was
+ * put back instead.
  */
-async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, log: WorkflowLogger): Promise<boolean> {
+async function recordOutcome(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, t: TerminationInput, log: WorkflowLogger): Promise<RunOutcome | undefined> {
   const outcome = runOutcomeOf(t);
   t.inline = inlineOutcomeOf(outcome);
-  if (t.inline !== undefined) return true;
+  if (t.inline !== undefined) return outcome;
   try {
     await core.memos.withPrefix(t.memoPrefix).writeOutcomeRecord(t.runId, { token: t.token, incarnation: t.incarnation, outcome });
-    return true;
+    return outcome;
   } catch (e) {
     await retryStep(core, job, slot, log, e, "could not record the run result in the memo store");
-    return false;
+    return undefined;
   }
 }
 
@@ -520,13 +525,16 @@ async function failStep(
   const t = ending(at, "failed", kind, text);
   t.errorCode = StepError.from(error).publicCode;
   if (error instanceof StepError && error.publicMessage !== undefined) t.publicError = showLoneSurrogates(error.publicMessage);
-  if (!(await recordOutcome(core, job, slot, t, log))) return;
-  const effects = addTerminalEffects(core.terminal, t);
+  const recorded = await recordOutcome(core, job, slot, t, log);
+  if (recorded === undefined) return;
+  const written: WrittenTerminal = { outcome: recorded };
+  const effects = addTerminalEffects(core.terminal, t, undefined, written);
   const outcome = kind === "permanent" ? "dead_lettered" : "failed";
   const history = stageStepHistory(core, job, trace, { outcome, endedAtMs: t.nowMs, error: { thrown: error, text }, keepPayload: true }, effects);
   if (history !== undefined) await history;
   if (kind === "permanent") await slot.freeAfterSubmitting(core.queue.deadLetter(job, text, effects, { cause: thrownCause(error) }));
   else await slot.freeAfterSubmitting(core.queue.nack(job, text, effects, { cause: thrownCause(error) }));
+  core.view.endCommitted(t.runId, written, core.queue);
   core.noteTerminated(t.runId, t.nowMs);
   noteRunEnded(core, t.status);
 }
