@@ -101,7 +101,7 @@ describe("values kept in the arena", () => {
     // The engine holds a copy in its arena: the committed bytes find its token by a look-up, other bytes none.
     expect(engine.committedToken(key(3), model.get(key(3))!)).toBe(token);
     const other = model.get(key(3))!.slice();
-    other[other.length - 1] ^= 1;
+    other[other.length - 1]! ^= 1;
     expect(engine.committedToken(key(3), other)).toBeUndefined();
     await engine.checkpoint();
     expect(engine.valueToken(key(3))).toBe(token);
