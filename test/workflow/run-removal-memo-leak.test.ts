@@ -12,17 +12,9 @@ import { describe, expect, it } from "vitest";
 import { StepOutcome, type Queue, type Step } from "taquba";
 import { runKey } from "../../runtime/workflow/records/kv-keys.js";
 import { enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
+import { gate } from "../support/gate.js";
 
 const Q = "workflow-steps";
-
-/** A promise and its release. */
-function gate(): { opened: Promise<void>; open(): void } {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => {
-    open = r;
-  });
-  return { opened, open };
-}
 
 /** The object keys of run "r"'s memo entries, replay records and result, on any memo prefix. */
 async function memoObjectsOfR(env: Env): Promise<string[]> {

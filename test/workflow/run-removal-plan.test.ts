@@ -9,21 +9,12 @@ import { describe, expect, it } from "vitest";
 import { pack } from "msgpackr";
 import { RepairPlanChangedError, StepOutcome, type Queue } from "taquba";
 import { childrenPrefix, runKey, terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
-import { parseSuffix, runIndexPrefix } from "../../runtime/workflow/runs/run-index.js";
+import { indexKeyOf } from "./fixtures/run-index-key.js";
 import { enc, openEnv, runnerOf } from "./helpers.js";
 
 const Q = "workflow-steps";
 const NOT_A_RECORD = new Uint8Array([0xc1, 0xff, 0x00]);
 const echo = runnerOf(async (s) => StepOutcome.succeed(s.payload));
-
-/** The key of run `runId`'s listing entry. */
-async function indexKeyOf(queue: Queue, runId: string): Promise<string> {
-  const prefix = runIndexPrefix(Q);
-  const page = await queue.kvScan(prefix, { limit: 100 });
-  const e = page.entries.find((x) => parseSuffix(x.key.slice(prefix.length))?.runId === runId);
-  expect(e, `run ${runId}'s listing entry`).toBeDefined();
-  return e!.key;
-}
 
 describe("a removal with a confirmed plan", () => {
   it("removes an ended run by the plan its dry run answered", async () => {

@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { RunNotDamagedError, StepOutcome, type Queue, type RunEnd, type Step } from "taquba";
 import { runHistoryPrefix } from "../../runtime/workflow/runs/history-records.js";
 import { dec, enc, type Env, openEnv, runnerOf, until } from "./helpers.js";
+import { gate } from "../support/gate.js";
 
 const Q = "workflow-steps";
 
@@ -33,15 +34,6 @@ function actingAtHistoryCount(armed: () => boolean, act: () => Promise<void>): (
         return typeof v === "function" ? v.bind(target) : v;
       },
     });
-}
-
-/** A promise and its release. */
-function gate(): { opened: Promise<void>; open(): void } {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => {
-    open = r;
-  });
-  return { opened, open };
 }
 
 /**

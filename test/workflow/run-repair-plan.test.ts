@@ -9,20 +9,11 @@ import { describe, expect, it } from "vitest";
 import { pack } from "msgpackr";
 import { RepairPlanChangedError, StepOutcome, ValidationError, type Queue } from "taquba";
 import { runKey } from "../../runtime/workflow/records/kv-keys.js";
-import { parseSuffix, runIndexPrefix } from "../../runtime/workflow/runs/run-index.js";
+import { indexKeyOf } from "./fixtures/run-index-key.js";
 import { enc, type Env, openEnv, runnerOf } from "./helpers.js";
 
 const Q = "workflow-steps";
 const NOT_A_RECORD = new Uint8Array([0xc1, 0xff, 0x00]);
-
-/** The key of run `runId`'s listing entry. */
-async function indexKeyOf(queue: Queue, runId: string): Promise<string> {
-  const prefix = runIndexPrefix(Q);
-  const page = await queue.kvScan(prefix, { limit: 100 });
-  const e = page.entries.find((x) => parseSuffix(x.key.slice(prefix.length))?.runId === runId);
-  expect(e, `run ${runId}'s listing entry`).toBeDefined();
-  return e!.key;
-}
 
 /** An env whose run "r" is active (its first step pending, no worker) and whose listing entry does not read. */
 async function envWithDamagedEntry(wrapQueue?: (q: Queue) => Queue): Promise<{ env: Env; indexKey: string }> {

@@ -11,6 +11,7 @@ import { StepError, StepOutcome, TaqubaClient, WorkflowRuntime, NoopTerminalHook
 import type { KvKeyRef } from "../../runtime/queue/user-keys.js";
 import { terminalRecordKey } from "../../runtime/workflow/records/kv-keys.js";
 import { dec, enc, openEnv, runnerOf } from "./helpers.js";
+import { gate } from "../support/gate.js";
 
 /** Counts the runtime's lent reads of each run's terminal record key on `queue`. */
 function countTerminalReads(queue: Queue): Map<string, number> {
@@ -24,18 +25,12 @@ function countTerminalReads(queue: Queue): Map<string, number> {
   return reads;
 }
 
-/** A promise and its release: a runner held on it ends its run only after the wait began. */
-function gate(): { held: Promise<void>; release(): void } {
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  return { held, release };
-}
-
 const terminalReads = (reads: Map<string, number>, runId: string) => reads.get(terminalRecordKey("workflow-steps", runId)) ?? 0;
 
 describe("a wait and an outcome of a run ended in this process", () => {
   it("answer from the record the worker committed, without reading its bytes, as a read from the store answers", async () => {
     const result = enc("result of r1");
+    // A runner held on it ends its run only after the wait began.
     const g = gate();
     // A hook that changes the outcome it is shown changes neither the record stored nor the one kept.
     const hook: TerminalHook = {
@@ -47,7 +42,7 @@ describe("a wait and an outcome of a run ended in this process", () => {
     };
     const env = await openEnv(
       runnerOf(async () => {
-        await g.held;
+        await g.opened;
         return StepOutcome.succeed(result);
       }),
       { hook },
@@ -56,7 +51,7 @@ describe("a wait and an outcome of a run ended in this process", () => {
     try {
       await env.runtime.submit({ runId: "r1", input: enc("in"), options: { headers: { tenant: "t1" } } });
       const waited = env.runtime.wait("r1");
-      g.release();
+      g.open();
       const end = await waited;
       expect(end.termination).toMatchObject({ runId: "r1", status: "succeeded", finalStep: 0 });
       expect(dec(end.outcome?.result)).toBe("result of r1");
@@ -87,7 +82,7 @@ describe("a wait and an outcome of a run ended in this process", () => {
     const g = gate();
     const env = await openEnv(
       runnerOf(async () => {
-        await g.held;
+        await g.opened;
         calls++;
         if (calls === 1) throw StepError.permanent(new Error("first end"));
         return StepOutcome.succeed(enc("second end"));
@@ -97,7 +92,7 @@ describe("a wait and an outcome of a run ended in this process", () => {
     try {
       await env.runtime.submit({ runId: "r2", input: enc("in") });
       const waited = env.runtime.wait("r2");
-      g.release();
+      g.open();
       expect((await waited).termination).toMatchObject({ status: "failed", error: expect.stringContaining("first end") });
       expect(await env.runtime.outcome("r2")).toMatchObject({ status: "failed", error: expect.stringContaining("first end") });
       expect(terminalReads(reads, "r2")).toBe(0);
