@@ -820,13 +820,18 @@ async function mendRun(
 }
 
 /**
- * The token of a plan: its action, the step job and children it names,
- * what a removal removes, and the bytes of each damaged record it was made
- * from (the bytes each repair's commit compares).
+ * The token of a plan: the run it is for, its action, the step job and
+ * children it names, what a removal removes, and the bytes of each damaged
+ * record it was made from (the bytes each repair's commit compares). A
+ * removal's also holds the bytes of the run's run record and end record:
+ * what it takes in words may read the same for another run, or for a run
+ * submitted under the id after the one planned for was removed, whose
+ * records are healthy and so named by no damage.
  */
-function planToken(plan: Omit<RepairOutcome, "plan" | "dryRun" | "damaged" | "runId">, found: Found): string {
+function planToken(plan: Omit<RepairOutcome, "plan" | "dryRun" | "damaged">, found: Found): string {
   const kinds = new Set(found.damaged.map((d) => d.record));
-  const parts: unknown[] = [plan.action, plan.stepJobId ?? null, plan.childrenCancelled ?? [], plan.removed ?? []];
+  const parts: unknown[] = [plan.runId, plan.action, plan.stepJobId ?? null, plan.childrenCancelled ?? [], plan.removed ?? []];
+  if (plan.action === "removed") parts.push("records", found.runBytes, found.endBytes);
   if (kinds.has("run_record")) parts.push("run", found.runBytes);
   if (kinds.has("step_pointer")) parts.push("pointer", found.pointerBytes);
   if (kinds.has("end_record")) parts.push("end", found.endBytes);
