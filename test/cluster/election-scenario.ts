@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import { openStore, QueueReader, type ObjectStore } from "taquba";
 import { startScript, type ChildScript } from "../support/child-script.js";
+import { LinesReadOn } from "../support/lines-read-on.js";
 import { ChildScenario } from "../support/child-scenario.js";
 import { stalledWithin } from "../support/lateness-probe.js";
 import { loadLimitTimeout, waitBound } from "../support/load.js";
@@ -66,15 +67,36 @@ const READY_MS = 180_000;
 interface Worker {
   id: string;
   script: ChildScript;
+  /** Its lines as far as `standing` read them (lines-read-on.ts), and the last state line among them. */
+  states: LinesReadOn;
+  standing: { state: string; at: number } | undefined;
 }
 
-/** The time of the last "owner"/"standby" line of a worker, and which it was. */
+/** The time of the last "owner"/"standby"/"stopped" line of a worker, and which it was. */
 function standing(w: Worker): { state: string; at: number } | undefined {
-  for (let i = w.script.lines.length - 1; i >= 0; i--) {
-    const [state, at] = w.script.lines[i]!.split(" ");
-    if (state === "owner" || state === "standby" || state === "stopped") return { state, at: Number(at) };
-  }
-  return undefined;
+  w.states.readOn((l) => {
+    if (!(l.startsWith("owner ") || l.startsWith("standby ") || l.startsWith("stopped "))) return;
+    const [state, at] = l.split(" ");
+    w.standing = { state: state!, at: Number(at) };
+  });
+  return w.standing;
+}
+
+const workerLines = (w: Worker) => w.script.lines;
+
+/**
+ * A wait's look at lines of several children, each read on from where its last look stopped
+ * (lines-read-on.ts): `each` gets every line once, with its child.
+ */
+function lookOn<T>(linesOf: (child: T) => readonly string[], each: (line: string, of: T) => void): (children: readonly T[]) => void {
+  const readers = new Map<T, LinesReadOn>();
+  return (children) => {
+    for (const c of children) {
+      let reader = readers.get(c);
+      if (reader === undefined) readers.set(c, (reader = new LinesReadOn(linesOf(c))));
+      reader.readOn((l) => each(l, c));
+    }
+  };
 }
 
 async function keys(store: ObjectStore, prefix: string): Promise<string[]> {
@@ -104,7 +126,8 @@ export async function electionScenario(
   let serial = 0;
   const startWorker = async (): Promise<Worker> => {
     const id = `w${++serial}`;
-    const w = { id, script: run.track(`worker ${id}`, startScript(WORKER, [url, String(LEASE_MS), String(RENEW_MS), id], { env })) };
+    const script = run.track(`worker ${id}`, startScript(WORKER, [url, String(LEASE_MS), String(RENEW_MS), id], { env }));
+    const w: Worker = { id, script, states: new LinesReadOn(script.lines), standing: undefined };
     workers.push(w);
     await run.line(`worker ${id}`, w.script, (l) => l === "ready", "ready", waitBound(READY_MS));
     return w;
@@ -120,16 +143,15 @@ export async function electionScenario(
   /** Waits for a worker other than `old` to claim the lease after `since`; returns the first to, and when (even if it lost the lease again since). */
   const takeover = async (old: Worker, since: number, what: string): Promise<{ w: Worker; at: number }> => {
     let found: { w: Worker; at: number } | undefined;
+    const look = lookOn<Worker>(workerLines, (l, w) => {
+      if (!l.startsWith("owner ")) return;
+      const at = Number(l.split(" ")[1]);
+      if (at >= since && (found === undefined || at < found.at)) found = { w, at };
+    });
     await run.until(
       what,
       () => {
-        for (const w of live()) {
-          if (w === old) continue;
-          for (const l of w.script.lines) {
-            const [state, at] = l.split(" ");
-            if (state === "owner" && Number(at) >= since && (found === undefined || Number(at) < found.at)) found = { w, at: Number(at) };
-          }
-        }
+        look(live().filter((w) => w !== old));
         return found !== undefined;
       },
       waitBound(60_000),
@@ -149,13 +171,21 @@ export async function electionScenario(
     console.log(`${what}: ${took} ms, ${notRun}; bound ${LEASE_MS + RENEW_MS + slackMs} ms plus that`);
     expect(took - late, `${what}: ${took} ms, ${notRun}, ms`).toBeLessThanOrEqual(LEASE_MS + RENEW_MS + slackMs);
   };
-  const startedAfter = (w: Worker, since: number) => w.script.lines.some((l) => l.startsWith("started ") && Number(l.split(" ")[2]) >= since);
 
   const perClient = Math.ceil(runs / 2);
   const tags = ["a", "b"];
   const clients: ChildScript[] = [];
   run.onReport(() => missingRuns(url, env, clients, tags, perClient));
-  const finished = () => clients.reduce((n, c) => n + c.lines.filter((l) => l.startsWith("{")).length, 0);
+  // Runs the clients printed (a line each), their lines read on: the quarters' waits look every few milliseconds.
+  let finishedRuns = 0;
+  const countRuns = lookOn<ChildScript>(
+    (c) => c.lines,
+    (l) => void (l.startsWith("{") && finishedRuns++),
+  );
+  const finished = () => {
+    countRuns(clients);
+    return finishedRuns;
+  };
   const reachQuarter = (q: number) =>
     run.until(
       `${q}/4 of the runs finished`,
@@ -193,19 +223,36 @@ export async function electionScenario(
       expectWithinLease("takeover from a stopped owner", stopAt, await takeover(paused, stopAt, "a takeover from a stopped owner"));
       // The claimer may lose the lease again before its open is through (timers late on busy cores),
       // and a later claimer open it: what fences the paused owner is that someone opened it.
-      await run.until("a new owner opened the store", () => workers.some((w) => w !== paused && startedAfter(w, stopAt)), waitBound(60_000));
+      let opened = false;
+      const lookForOpen = lookOn<Worker>(workerLines, (l) => void (l.startsWith("started ") && Number(l.split(" ")[2]) >= stopAt && (opened = true)));
+      await run.until(
+        "a new owner opened the store",
+        () => {
+          lookForOpen(workers.filter((w) => w !== paused));
+          return opened;
+        },
+        waitBound(60_000),
+      );
     } finally {
       contAt = Date.now();
       process.kill(paused.script.pid, "SIGCONT");
     }
+    let standbyAt: number | undefined;
+    const pausedLines = new LinesReadOn(paused.script.lines);
     await run.until(
       "the resumed owner stands by",
-      () => paused.script.lines.some((l) => l.startsWith("standby ") && Number(l.split(" ")[1]) >= contAt),
+      () => {
+        pausedLines.readOn((l) => {
+          if (standbyAt !== undefined || !l.startsWith("standby ")) return;
+          const at = Number(l.split(" ")[1]);
+          if (at >= contAt) standbyAt = at;
+        });
+        return standbyAt !== undefined;
+      },
       waitBound(60_000),
     );
     // Until it stood by: a later claim of the lease (should the new owner lose it) would be legitimate.
-    const standbyAt = Number(paused.script.lines.find((l) => l.startsWith("standby ") && Number(l.split(" ")[1]) >= contAt)!.split(" ")[1]);
-    const lateWrites = paused.script.lines.filter((l) => l.startsWith("write ") && Number(l.split(" ")[1]) >= contAt && Number(l.split(" ")[1]) <= standbyAt);
+    const lateWrites = paused.script.lines.filter((l) => l.startsWith("write ") && Number(l.split(" ")[1]) >= contAt && Number(l.split(" ")[1]) <= standbyAt!);
     expect(lateWrites, "writes the resumed owner started after SIGCONT").toEqual([]);
 
     // 3. SIGTERM: the owner releases the lease; a standby follows well before the lease would expire.

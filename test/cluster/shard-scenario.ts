@@ -22,6 +22,7 @@ import { expect } from "vitest";
 import { createShards, openStore, QueueReader, shardOfRun, type ObjectStore } from "taquba";
 import { shardStoreName } from "../../runtime/client/shard-route.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
+import { LinesReadOn } from "../support/lines-read-on.js";
 import { ChildScenario } from "../support/child-scenario.js";
 import { stalledWithin } from "../support/lateness-probe.js";
 import { loadLimitTimeout, waitBound } from "../support/load.js";
@@ -61,26 +62,20 @@ interface Worker {
   script: ChildScript;
 }
 
-/** How far `shardStates` read each worker's lines, and what it found. */
-const readStates = new WeakMap<Worker, { read: number; states: Map<number, { state: string; at: number }> }>();
+/** Each worker's lines as far as `shardStates` read them, and what it found. */
+const readStates = new WeakMap<Worker, { reader: LinesReadOn; states: Map<number, { state: string; at: number }> }>();
 
-/**
- * Per shard, the worker's last "owner"/"standby"/"stopped" line: state and time. Read on from the line
- * the last call stopped at: the scenario's waits ask every few milliseconds, and a worker prints thousands
- * of lines (a line per write), so reading them all each time cost the test process (which serves the S3
- * protocol server's requests) a fifth of its CPU time.
- */
+/** Per shard, the worker's last "owner"/"standby"/"stopped" line: state and time (its lines read on, see lines-read-on.ts). */
 function shardStates(w: Worker): ReadonlyMap<number, { state: string; at: number }> {
   let seen = readStates.get(w);
-  if (seen === undefined) readStates.set(w, (seen = { read: 0, states: new Map() }));
-  const { lines } = w.script;
-  for (; seen.read < lines.length; seen.read++) {
-    const l = lines[seen.read]!;
-    if (!(l.startsWith("owner ") || l.startsWith("standby ") || l.startsWith("stopped "))) continue;
+  if (seen === undefined) readStates.set(w, (seen = { reader: new LinesReadOn(w.script.lines), states: new Map() }));
+  const { states } = seen;
+  seen.reader.readOn((l) => {
+    if (!(l.startsWith("owner ") || l.startsWith("standby ") || l.startsWith("stopped "))) return;
     const [state, shard, at] = l.split(" ");
-    seen.states.set(Number(shard), { state: state!, at: Number(at) });
-  }
-  return seen.states;
+    states.set(Number(shard), { state: state!, at: Number(at) });
+  });
+  return states;
 }
 
 /**
@@ -151,19 +146,19 @@ export async function shardScenario(
     // The first claim after `since` counts, even if that worker has handed the shard on since. Each worker's
     // lines are read on from where the last look stopped (see shardStates).
     const first = new Map<number, { shard: number; w: Worker; at: number }>();
-    const read = new Map<Worker, number>();
+    const readers = new Map<Worker, LinesReadOn>();
     const look = () => {
       for (const w of workers) {
         if (w === old) continue;
-        const { lines } = w.script;
-        for (let i = read.get(w) ?? 0; i < lines.length; i++) {
-          if (!lines[i]!.startsWith("owner ")) continue;
-          const [, shard, t] = lines[i]!.split(" ");
+        let reader = readers.get(w);
+        if (reader === undefined) readers.set(w, (reader = new LinesReadOn(w.script.lines)));
+        reader.readOn((l) => {
+          if (!l.startsWith("owner ")) return;
+          const [, shard, t] = l.split(" ");
           const s = Number(shard);
           const claim = first.get(s);
           if (shards.includes(s) && Number(t) >= since && (claim === undefined || Number(t) < claim.at)) first.set(s, { shard: s, w, at: Number(t) });
-        }
-        read.set(w, lines.length);
+        });
       }
       return shards.every((s) => first.has(s));
     };
