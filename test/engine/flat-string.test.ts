@@ -14,6 +14,11 @@ import { testRandom } from "../support/seed.js";
 
 const UNITS = ["\u0000", "/", "0", "a", "\u007f", "\u0080", "\u00ff", "\u0100", "\ud7ff", "\ud800", "\udfff", "\ue000", "\ufffe"];
 
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 128) return false;
+  return true;
+}
+
 function randomString(n: number, pick: (k: number) => number): string {
   let s = "";
   for (let i = 0; i < n; i++) s += UNITS[pick(UNITS.length)]!;
@@ -72,7 +77,7 @@ describe("a memtable with declared heads, keys of every string shape", () => {
       if (r.int(3) === 0) {
         expect(table.delete(key, headed)).toBe(model.delete(whole));
       } else {
-        const ascii = r.int(2) === 0 && !/[^\u0000-\u007f]/.test(key);
+        const ascii = r.int(2) === 0 && isAscii(key);
         expect(table.set(key, i, ascii, headed)).toBe(!model.has(whole));
         model.set(whole, i);
       }
