@@ -34,6 +34,14 @@
  * (`EngineOptions.keyHeads`; the checkout must have them): each prefix's
  * keys get a tree of their own in the table's map.
  *
+ * MAKE=plus|join makes the history entry's key in the step, from the
+ * history prefix and the entry's suffix, as a key family makes it
+ * (engine/key-family.ts): `prefix + suffix` (a pair of strings, which the
+ * map's first comparison flattens through the engine's runtime) or a join
+ * (one flat string); and makes the run record's and step pointer's keys
+ * the same way once per run, as the queue keeps them. Unset: every key is
+ * flat and made before the steps.
+ *
  * (`npm run build` in the checkout first; callgrind prints the total as
  * "Collected".) Without callgrind it prints the wall time per step, which a
  * shared machine makes noisy.
@@ -55,6 +63,10 @@ const KEYS = env("KEYS", N);
 const LOOKUP = env("LOOKUP", 0);
 const SLOT = env("SLOT", 0);
 const ENDED = env("ENDED", 0);
+const MAKE = process.env.MAKE ?? "";
+if (!["", "plus", "join"].includes(MAKE)) throw new Error(`MAKE must be plus or join, got ${MAKE}`);
+/** A key of `prefix` and `suffix` as MAKE says (flat when unset). */
+const make = (prefix: string, suffix: string) => (MAKE === "plus" ? prefix + suffix : MAKE === "join" ? [prefix, suffix].join("") : flat(prefix + suffix));
 /** DROP=counters leaves out the counters' write, DROP=claims the claim markers' (what a step without that key would cost). */
 const DROP = process.env.DROP ?? "";
 if (!["", "counters", "claims"].includes(DROP)) throw new Error(`DROP must be counters or claims, got ${DROP}`);
@@ -113,12 +125,16 @@ interface StepKeys {
   oldJob: string;
   oldClaim: string;
   history: string;
+  /** The history entry's suffix (its key with MAKE is made in the step). */
+  historySuffix: string;
   step: string;
   run: string;
   /** The run's chain slot: the claim marker of its first job, written over at each step with SLOT=1. */
   slot: string;
 }
 const plan: StepKeys[] = [];
+// With MAKE, each run's record and pointer keys are made once and kept, as the queue keeps a run's keys.
+const runKeys = new Map<string, { step: string; run: string }>();
 for (let i = 0; i < Math.max(N, KEYS); i++) {
   const r = i % CONC;
   const job = id(next++);
@@ -131,10 +147,17 @@ for (let i = 0; i < Math.max(N, KEYS); i++) {
     oldJob: flat(`j/${old}`),
     oldClaim: flat(`c/workflow-steps/${old}`),
     history: flat(`${HISTORY}${runs[r]}/${s}`),
-    step: flat(STEP + runs[r]),
-    run: flat(RUN + runs[r]),
+    historySuffix: flat(`${runs[r]}/${s}`),
+    step: MAKE === "" ? flat(STEP + runs[r]) : runKey(runs[r]!).step,
+    run: MAKE === "" ? flat(RUN + runs[r]) : runKey(runs[r]!).run,
     slot: slots[r]!,
   });
+}
+
+function runKey(run: string): { step: string; run: string } {
+  let k = runKeys.get(run);
+  if (k === undefined) runKeys.set(run, (k = { step: make(STEP, run), run: make(RUN, run) }));
+  return k;
 }
 
 let sink = 0;
@@ -157,11 +180,11 @@ for (let i = 0; i < N; i++) {
     t.delete(p.oldClaim);
   }
   t.delete(p.oldJob);
-  t.set(p.history, value);
+  t.set(MAKE === "" ? p.history : make(HISTORY, p.historySuffix), value);
   t.set(p.step, value);
   if (DROP !== "counters") t.set(COUNTERS, value);
 }
 const ms = performance.now() - t0;
 console.log(
-  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} SLOT=${SLOT} DROP=${DROP || "none"} HEADS=${HEADS.join(",") || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
+  `memtable-step-keys: N=${N} K=${K} CONC=${CONC} READS=${READS} LOOKUP=${LOOKUP} SLOT=${SLOT} DROP=${DROP || "none"} MAKE=${MAKE || "none"} HEADS=${HEADS.join(",") || "none"} size ${t.size} (sink ${sink}); ${((ms * 1e6) / N).toFixed(0)} ns per step`,
 );

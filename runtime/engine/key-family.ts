@@ -39,9 +39,14 @@ export class KeyFamily {
     return this.#head;
   }
 
-  /** The key `prefix + suffix`, carrying this family. */
+  /**
+   * The key `prefix + suffix`, carrying this family. Joined, so the key is
+   * one flat string: `+` makes a pair of strings that the map's first
+   * comparison flattens through the engine's runtime and every later one
+   * reads through (flat-string.ts).
+   */
   key(suffix: string): HeadedKey {
-    return new HeadedKey(MINT, this.prefix + suffix, this);
+    return new HeadedKey(MINT, [this.prefix, suffix].join(""), this);
   }
 }
 

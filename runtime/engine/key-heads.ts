@@ -27,6 +27,7 @@
 
 import { ValidationError } from "../errors.js";
 import { describeValue, errorText, isOptionArray } from "../option-values.js";
+import { flatHead, flatString } from "./flat-string.js";
 
 /** Most prefixes a caller may declare: each adds two bounds to its first unit's search. */
 export const MAX_KEY_HEADS = 32;
@@ -36,9 +37,14 @@ export const MAX_KEY_HEAD_LENGTH = 256;
 /** First units with a table slot of their own; every other key's is slot `ASCII_UNITS`. */
 const ASCII_UNITS = 128;
 
-/** The least string after every string starting with `p`: `p` with its last unit one higher. */
+/**
+ * The least string after every string starting with `p`: `p` with its last
+ * unit one higher (an ASCII unit: below U+FFFF). Flat, as every bound is
+ * (flat-string.ts): a bound made by `+` sent each comparison with it to the
+ * engine's runtime.
+ */
 function pastPrefix(p: string): string {
-  return p.slice(0, -1) + String.fromCharCode(p.charCodeAt(p.length - 1) + 1);
+  return flatHead(p, p.length, 1);
 }
 
 /** The heads of an ordered map: see the module documentation. Immutable; maps, their clones and cursors share one. */
@@ -63,7 +69,7 @@ export class KeyHeads {
     // A bound is a string of two units or more: a one-unit bound starts its unit's head (every key of the unit is at or after it) or the next unit's.
     const byUnit = new Map<number, Set<string>>();
     for (const p of this.prefixes) {
-      for (const bound of [p, pastPrefix(p)]) {
+      for (const bound of [flatString(p), pastPrefix(p)]) {
         const unit = bound.charCodeAt(0);
         if (bound.length < 2 || unit !== p.charCodeAt(0)) continue;
         let set = byUnit.get(unit);

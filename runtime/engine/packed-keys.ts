@@ -20,28 +20,10 @@
  * comparisons take the built-in's fast path (a slice of a key is not flat).
  */
 
+import { flatHead } from "./flat-string.js";
+
 /** Longest span of suffixes the offset form can address: offsets are one code unit each. */
 const MAX_UNITS = 0xffff;
-
-/** Units per `String.fromCharCode` call when a flat copy is made: a call's arguments go on the stack. */
-const FLAT_CHUNK = 4096;
-
-/**
- * The first `n` units of `s` as a flat string of their own, the last one
- * raised by `raise`: `slice` makes a view into `s` and `+` a pair of
- * strings, which the built-in comparison reads through a slower path.
- */
-function flatHead(s: string, n: number, raise: number): string {
-  const parts: string[] = [];
-  for (let at = 0; at < n; at += FLAT_CHUNK) {
-    const units = new Array<number>(Math.min(FLAT_CHUNK, n - at));
-    for (let i = 0; i < units.length; i++) units[i] = s.charCodeAt(at + i);
-    if (at + units.length === n) units[units.length - 1]! += raise;
-    parts.push(String.fromCharCode(...units));
-  }
-  // join makes one flat string of the parts.
-  return parts.length === 1 ? parts[0]! : parts.join("");
-}
 
 export class PackedKeys {
   /** What every key starts with. */

@@ -79,7 +79,7 @@ export const HISTORY = "h/";
 export const USER = "u/";
 export const SEQ_HIGH_WATER = "m/seq";
 export const PAYLOAD_REF = "y/";
-export const payloadRefKey = (ref: string) => `${PAYLOAD_REF}${ref}`;
+export const payloadRefKey = (ref: string) => [PAYLOAD_REF, ref].join("");
 
 /*
  * Keys the engine keeps in its memtable until a freeze or a checkpoint (a
@@ -88,7 +88,11 @@ export const payloadRefKey = (ref: string) => `${PAYLOAD_REF}${ref}`;
  * nodes (32 B each); the engine's first look at its characters flattens it
  * into a new string the top node then points to, so each such key lived as
  * the node and the flat copy, and both moved to the old generation with
- * the memtable entry.
+ * the memtable entry. A key only looked up (a dedup key's miss) or kept
+ * (the queue's counters) is joined too: the map compares it on every
+ * level of its search, and a pair of strings is flattened through the
+ * engine's runtime at the first comparison and read through its top node
+ * at every later one (engine/flat-string.ts).
  */
 export const jobKey = (id: string) => [JOB, id].join("");
 export const pendingPrefix = (queue: string) => `${PENDING}${queue}/`;
@@ -101,11 +105,11 @@ export const queueOfClaimedKey = (key: string) => key.slice(CLAIMED.length, key.
 export const donePrefix = (queue: string) => `${DONE}${queue}/`;
 export const doneKey = (queue: string, completedAt: number, id: string) => [DONE, queue, "/", padTime(completedAt), "/", id].join("");
 export const deadPrefix = (queue: string) => `${DEAD}${queue}/`;
-export const deadKey = (queue: string, id: string) => `${DEAD}${queue}/${id}`;
-export const retentionKey = (dueAt: number, id: string) => `${RETENTION}${padTime(dueAt)}/${id}`;
-export const dedupKey = (queue: string, key: string) => `${DEDUP}${queue}/${key}`;
-export const debounceKey = (queue: string, key: string) => `${DEBOUNCE}${queue}/${key}`;
-export const supersededKey = (id: string) => `${SUPERSEDED}${id}`;
+export const deadKey = (queue: string, id: string) => [DEAD, queue, "/", id].join("");
+export const retentionKey = (dueAt: number, id: string) => [RETENTION, padTime(dueAt), "/", id].join("");
+export const dedupKey = (queue: string, key: string) => [DEDUP, queue, "/", key].join("");
+export const debounceKey = (queue: string, key: string) => [DEBOUNCE, queue, "/", key].join("");
+export const supersededKey = (id: string) => [SUPERSEDED, id].join("");
 /**
  * `n/<queue>`: one string per queue, kept (every settlement reads and writes
  * it, and a key built afresh is flattened by the engine on its first
@@ -115,7 +119,7 @@ export const supersededKey = (id: string) => `${SUPERSEDED}${id}`;
  */
 export function statsKey(queue: string): string {
   if (queue === lastStatsQueue) return lastStatsKey;
-  const key = statsKeys.get(queue) ?? statsKeys.keep(queue, `${STATS}${queue}`);
+  const key = statsKeys.get(queue) ?? statsKeys.keep(queue, [STATS, queue].join(""));
   lastStatsQueue = queue;
   lastStatsKey = key;
   return key;
@@ -126,8 +130,8 @@ const statsKeys = new KeptStrings(512);
 /** The queue `statsKey` was last asked for, and its key. */
 let lastStatsQueue: string | undefined;
 let lastStatsKey = "";
-export const historyKey = (id: string) => `${HISTORY}${id}`;
-export const userKey = (key: string) => `${USER}${key}`;
+export const historyKey = (id: string) => [HISTORY, id].join("");
+export const userKey = (key: string) => [USER, key].join("");
 
 /** The last '/'-separated field of a key (ids are always last). */
 export function lastField(key: string): string {
