@@ -600,7 +600,8 @@ async function groups() {
       page.unreadable,
       "groups",
       (u) => u.groupId,
-      (u) => (u.damage?.record === "member" && u.damage.runId ? repairButton(u.damage.runId) : null),
+      // A damaged member's run: repaired (it ends failed) or removed, as on its own page, each with its confirmed plan.
+      (u) => (u.damage?.record === "member" && u.damage.runId ? [repairButton(u.damage.runId), " ", removeButton(u.damage.runId)] : null),
     ),
   ];
 }
