@@ -81,7 +81,9 @@ describe("the run groups page's removal of a damaged member", () => {
         await until("the member removed", async () => (await runtime.status(memberA)) === null, SCENARIO_MS / 3);
         expect(dialogs).toEqual([
           expect.stringMatching(
-            new RegExp(`^Remove run ${memberA}\\? its group member record is damaged \\(member "a": .*\\)\\. The removal takes its run record and step pointer .*\\.$`),
+            new RegExp(
+              `^Remove run ${memberA}\\? its group member record is damaged \\(member "a": .*\\)\\. The removal takes its run record and step pointer .*\\.$`,
+            ),
           ),
         ]);
         // The member record stays, saying how the run ended; the other member runs on.
