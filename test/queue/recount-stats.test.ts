@@ -43,7 +43,7 @@ async function open(doneRetentionMs: number | undefined, store = new MemoryStore
   await queue.ack(handle);
   const put = (value: Uint8Array) => core.engine.commit(new WriteBatch().put(statsKey("mail"), value));
   const recordBytes = () => core.engine.get(statsKey("mail"));
-  return { queue, clock, core, put, recordBytes };
+  return { queue, clock, core, put, recordBytes, store };
 }
 
 /** Enqueues, schedules, claims, acks (some claiming their follow-ups), nacks and dead-letters jobs of "mail"; some claims are left held. */
@@ -80,7 +80,8 @@ const DAMAGE: ReadonlyArray<readonly [string, (c: number[]) => unknown[]]> = [
 describe("Queue.recountStats", () => {
   for (const [kind, damaged] of DAMAGE) {
     it(`after a real workload and ${kind}: the dry run says what it would write, the confirmed recount writes the counts the workload left`, async () => {
-      const { queue, core, put, recordBytes } = await open(HOUR);
+      const { queue, clock, core, put, recordBytes, store } = await open(HOUR);
+      let reopened: Queue | undefined;
       try {
         await workload(queue);
         const before = await queue.view().stats("mail");
@@ -117,9 +118,15 @@ describe("Queue.recountStats", () => {
         await queue.enqueue("mail", enc("later"));
         await queue.ack((await queue.claim("mail"))!);
         expect(await queue.view().stats("mail")).toEqual({ ...before, done: before.done + 1 });
-        expect(counted(await queue.view().stats("mail"))).toEqual(recount(core.engine, "mail"));
+        const settled = await queue.view().stats("mail");
+        expect(counted(settled)).toEqual(recount(core.engine, "mail"));
+        // The recount was durable: a reopen counts from it (its recovery requeues the claims it finds).
+        await queue.close();
+        reopened = await Queue.open(store, "q", { clock, flushIntervalMs: 0, logger: quiet, queueConfigs: { mail: { doneRetentionMs: HOUR } } });
+        expect(await reopened.view().stats("mail")).toEqual({ ...settled, pending: settled.pending + settled.claimed, claimed: 0 });
       } finally {
         await queue.close();
+        await reopened?.close();
       }
     });
   }
