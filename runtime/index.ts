@@ -96,6 +96,7 @@ export {
   PayloadMissingError,
   JobRecordDamagedError,
   PermanentError,
+  StatsPlanChangedError,
 } from "./queue/index.js";
 export type {
   RecoveryReport,
@@ -140,6 +141,8 @@ export type {
   CompletionResult,
   ClaimNext,
   AckedClaimingNext,
+  StatsRecount,
+  RecountStatsOptions,
 } from "./queue/index.js";
 
 // Workflow

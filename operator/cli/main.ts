@@ -94,7 +94,8 @@ export function describeError(e: unknown): { code: number; message: string } {
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID" || e.code === "INPUT_MISMATCH") return { code: EXIT.usage, message };
     if (e.code.endsWith("_NOT_FOUND")) return { code: EXIT.notFound, message };
-    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED" || e.code === "REPAIR_PLAN_CHANGED") return { code: EXIT.refused, message };
+    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED" || e.code === "REPAIR_PLAN_CHANGED" || e.code === "STATS_PLAN_CHANGED")
+      return { code: EXIT.refused, message };
     return { code: EXIT.failed, message };
   }
   return { code: EXIT.failed, message };

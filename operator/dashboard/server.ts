@@ -21,6 +21,7 @@ import { checkOptionalFunction, describeValue, readExactOptions } from "../../ru
 import { RUN_LIST_STATES, type RunListState } from "../../runtime/workflow/runs/run-listing.js";
 import { checkRepairOptions, setRepairOptions } from "../../runtime/workflow/runs/repair.js";
 import { checkRetryOptions } from "../../runtime/workflow/runs/redrive.js";
+import { checkRecountOptions } from "../../runtime/queue/stats-recount.js";
 import { RunId } from "../../runtime/workflow/runs/run-id.js";
 import { encodeJsonPayload } from "../inspect/json-payload.js";
 import { RedriveRefusedError, type Operations } from "../inspect/operations.js";
@@ -77,7 +78,7 @@ function statusOf(e: unknown): number {
   if (e instanceof TaqubaError) {
     if (e.code === "VALIDATION" || e.code === "INVALID_RUN_ID") return 400;
     if (e.code.endsWith("_NOT_FOUND")) return 404;
-    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED" || e.code === "REPAIR_PLAN_CHANGED") return 409;
+    if (e.code === "RUN_NOT_RETRYABLE" || e.code === "RUN_NOT_DAMAGED" || e.code === "REPAIR_PLAN_CHANGED" || e.code === "STATS_PLAN_CHANGED") return 409;
     if (e.code === "CLIENT_TIMEOUT") return 504;
   }
   return 500;
@@ -124,6 +125,16 @@ function pathId(raw: string): string {
 
 function field(body: unknown, name: string): unknown {
   return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+}
+
+/** A recount's body: `dryRun`, `plan` and (on a sharded store) `shard`; any other field is refused. */
+function recountBody(body: unknown): { dryRun?: unknown; plan?: unknown; shard?: number } {
+  const given = readExactOptions(body, ["dryRun", "plan", "shard"] as const, "the recount's body");
+  const { shard, ...opts } = given;
+  if (shard === undefined || shard === null) return opts;
+  if (typeof shard !== "number" || !Number.isSafeInteger(shard) || shard < 0)
+    throw new HttpError(400, "shard must be the number of the shard whose stats to recount");
+  return { ...opts, shard };
 }
 
 /** A query parameter as a positive integer (limits), or undefined. */
@@ -292,6 +303,15 @@ export async function startDashboard(given: DashboardOptions): Promise<Dashboard
       },
     ],
     [/^\/api\/jobs\/([^/]+)\/retry$/, (_url, _req, m) => ops.retryJob(pathId(m[1]!))],
+    [
+      /^\/api\/queues\/([^/]+)\/recount$/,
+      async (_url, req, m) => {
+        const queueName = pathId(m[1]!);
+        // The body is the options and, on a sharded store, the shard: any other field (a misspelt dryRun) is refused.
+        const { shard, ...opts } = recountBody(await readBody(req));
+        return ops.recountStats(queueName, checkRecountOptions(opts), shard);
+      },
+    ],
     [
       /^\/api\/dead\/([^/]+)\/redrive$/,
       async (_url, req, m) => {

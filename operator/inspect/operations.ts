@@ -26,6 +26,7 @@ import { readQueueHealth, type QueueHealth } from "./queue-health.js";
 import { readRunDetail, withHistory, type RunDetail } from "./run-detail.js";
 import { readLeases, readOwners, type LeaseStatus, type OwnerStatus } from "../../runtime/cluster/owners-status.js";
 import type { JobRow } from "./job-listing.js";
+import type { RecountStatsOptions, StatsRecount } from "../../runtime/queue/stats-recount.js";
 
 /** One shard's queue health; `health` is null for a shard no owner has opened yet. `shard` is null on an unsharded store. */
 export interface ShardHealth {
@@ -249,6 +250,15 @@ export class Operations {
   /** Mends a run whose records are damaged, through the owner (`TaqubaClient.repairRun`); `dryRun` writes nothing. */
   async repair(runId: string, opts: RepairRunOptions = {}): Promise<RepairOutcome> {
     return (await this.#src.client()).repairRun(runId, opts);
+  }
+
+  /**
+   * Counts queue `queueName`'s stats record again from its indexes, through
+   * the owner (`TaqubaClient.recountStats`); `dryRun` writes nothing. On a
+   * sharded store, `shard` names the shard whose stats are recounted.
+   */
+  async recountStats(queueName: string, opts: RecountStatsOptions = {}, shard?: number): Promise<StatsRecount> {
+    return (await this.#src.client()).recountStats(queueName, opts, shard);
   }
 
   async retryRun(runId: string, opts: RetryRunOptions = {}): Promise<RetryOutcome> {

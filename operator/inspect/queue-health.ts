@@ -11,6 +11,7 @@ import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import type { QueueReader } from "../../runtime/queue/reader.js";
 import type { QueueStats } from "../../runtime/queue/record.js";
 import type { ObjectStore } from "../../runtime/store/object-store.js";
+import { StoreCorruptedError } from "../../runtime/errors.js";
 
 export interface QueueHealthRow {
   readonly queue: string;
@@ -29,6 +30,12 @@ export interface QueueHealth {
   readonly deadLetters: number;
   /** WAL objects in the store (each is replayed by a reader until a checkpoint covers it). */
   readonly walObjects: number;
+  /**
+   * Queues whose stats record does not read (every move of such a queue is
+   * refused until it is recounted: `taquba queue recount <queue>`), each
+   * with what is wrong with it; absent when none. Not in `queues`.
+   */
+  readonly damagedStats?: readonly { readonly queue: string; readonly detail: string }[];
   /** The newest checkpoint (manifest): its number and when it was written, when any was. */
   readonly checkpoint?: { readonly manifest: number; readonly writtenAt: number };
 }
@@ -56,9 +63,18 @@ async function newestCheckpoint(engine: ObjectStore): Promise<{ manifest: number
 export async function readQueueHealth(store: ObjectStore, name: string, reader: QueueReader, now: number): Promise<QueueHealth> {
   const engine = new PrefixedStore(new PrefixedStore(store, `${name}/`), "db/");
   const names = await reader.listQueues();
-  const queues = await Promise.all(
-    names.map(async (queue): Promise<QueueHealthRow> => {
-      const counts = await reader.stats(queue);
+  const damagedStats: { queue: string; detail: string }[] = [];
+  const read = await Promise.all(
+    names.map(async (queue): Promise<QueueHealthRow | undefined> => {
+      let counts: QueueStats;
+      try {
+        counts = await reader.stats(queue);
+      } catch (err) {
+        // One queue's damaged stats record is named beside the others' counts, not the whole page's failure.
+        if (!(err instanceof StoreCorruptedError)) throw err;
+        damagedStats.push({ queue, detail: err.detail });
+        return undefined;
+      }
       if (counts.pending === 0) return { queue, counts };
       const oldest = await reader.oldestPending(queue);
       return {
@@ -69,12 +85,14 @@ export async function readQueueHealth(store: ObjectStore, name: string, reader: 
       };
     }),
   );
+  const queues = read.filter((q): q is QueueHealthRow => q !== undefined);
   const [walObjects, checkpoint] = await Promise.all([countObjects(engine, "wal/"), newestCheckpoint(engine)]);
   return {
     at: now,
     queues,
     deadLetters: queues.reduce((n, q) => n + q.counts.dead, 0),
     walObjects,
+    ...(damagedStats.length === 0 ? {} : { damagedStats: damagedStats.sort((a, b) => (a.queue < b.queue ? -1 : 1)) }),
     ...(checkpoint === undefined ? {} : { checkpoint }),
   };
 }

@@ -46,6 +46,7 @@ import {
 } from "./request-codec.js";
 import type { ScheduleFire } from "../workflow/schedules/schedule-types.js";
 import type { SubmitOutcome } from "../workflow/runs/run-types.js";
+import type { StatsRecount } from "../queue/stats-recount.js";
 import { RunId } from "../workflow/runs/run-id.js";
 import { watchPrefixes } from "./store-watch.js";
 import { keyedJobRunId } from "../jobs/job-codec.js";
@@ -412,6 +413,11 @@ export class ClientInbox {
         const { op: _op, runId, ...opts } = r;
         return cmds.repair(runId, opts, mark());
       }
+      case "recountStats": {
+        const { op: _op, queueName, ...opts } = r;
+        // The mark commits with the record; a dry run or a record already recounted commits nothing and answers the same on a replay.
+        return this.#queue.recountStats(queueName, opts, (answer) => markEffects(mark<StatsRecount>(), answer));
+      }
       case "requeueDead":
         // The mark commits with the requeue; a job that is not dead commits nothing and answers false again on a replay.
         return this.#queue.requeueDead(r.jobId, markEffects(mark<boolean>(), true));
@@ -633,6 +639,7 @@ function subjectOf(r: InboxRequest, q: string): string {
     case "schedule":
       return `schedule:${r.scheduleId}`;
     case "requeueDead":
+    case "recountStats":
     case "groupManifest":
     case "groupMembers":
     case "groupForget":

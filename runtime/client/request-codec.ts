@@ -19,6 +19,9 @@ import {
   ScheduleNotFoundError,
 } from "../workflow/workflow-errors.js";
 import type { RepairOutcome } from "../workflow/runs/repair.js";
+import { StatsPlanChangedError } from "../queue/errors.js";
+import type { StatsRecount } from "../queue/stats-recount.js";
+import type { QueueStats } from "../queue/record.js";
 import type { RunDamage } from "../workflow/runs/run-damage.js";
 import type { ScheduleFire, ScheduleInfo } from "../workflow/schedules/schedule-types.js";
 import { MAX_BACKFILL_PART_TICKS, type BackfillPart } from "../workflow/schedules/schedules.js";
@@ -52,6 +55,7 @@ export type InboxRequest =
   | { readonly op: "cancel"; readonly runId: string }
   | { readonly op: "retry"; readonly runId: string; readonly fromStep?: number; readonly job?: boolean }
   | { readonly op: "requeueDead"; readonly jobId: string }
+  | { readonly op: "recountStats"; readonly queueName: string; readonly dryRun?: boolean; readonly plan?: string }
   | {
       readonly op: "repair";
       readonly runId: string;
@@ -104,6 +108,7 @@ export type AnswerValue =
   | readonly ScheduleFire[]
   | BackfillPart
   | RepairOutcome
+  | StatsRecount
   | boolean
   | number
   | readonly string[];
@@ -114,6 +119,8 @@ export interface AnsweredError {
   readonly code: string;
   readonly message: string;
   readonly runId?: string;
+  /** A `StatsPlanChangedError`'s queue. */
+  readonly queueName?: string;
   /** A `RunNotRetryableError`'s reason. */
   readonly reason?: string;
   /** A group error's group. */
@@ -187,7 +194,7 @@ const REQUEST_OPTIONAL: readonly string[] = ["unlessKnown", "drawn", "options", 
 const JOB_OPTIONAL: readonly string[] = ["idempotencyKey", "runId"];
 const OPTIONS_OPTIONAL: readonly string[] = ["headers", "priority", "maxAttemptsPerStep", "runAt", "flow", "debounce"];
 const FLOW_OPTIONAL: readonly string[] = ["concurrencyKey", "rateKey"];
-const ANSWERED_ERROR_OPTIONAL: readonly string[] = ["runId", "reason", "groupId", "createdAtMs", "manifestCreatedAtMs"];
+const ANSWERED_ERROR_OPTIONAL: readonly string[] = ["runId", "queueName", "reason", "groupId", "createdAtMs", "manifestCreatedAtMs"];
 
 function optNumber(m: Record<string, unknown>, k: string): number | undefined {
   const v = m[k];
@@ -315,6 +322,14 @@ export function decodeRequest(body: Uint8Array): InboxRequest {
     }
     case "requeueDead":
       return { op: "requeueDead", jobId: str(m, "jobId") };
+    case "recountStats":
+      if (m["dryRun"] !== undefined && typeof m["dryRun"] !== "boolean") fail(`field "dryRun" must be a boolean`);
+      return {
+        op: "recountStats",
+        queueName: str(m, "queueName"),
+        ...(m["dryRun"] === true ? { dryRun: true } : {}),
+        ...(m["plan"] === undefined ? {} : { plan: str(m, "plan") }),
+      };
     case "repair":
       for (const f of ["dryRun", "scanIndex", "remove", "endActive"])
         if (m[f] !== undefined && typeof m[f] !== "boolean") fail(`field "${f}" must be a boolean`);
@@ -380,7 +395,7 @@ function isAnswerValue(v: unknown): v is AnswerValue {
   if (Array.isArray(m["fires"]))
     return m["fires"].every(isScheduleFire) && (m["nextFromMs"] === null || (typeof m["nextFromMs"] === "number" && Number.isFinite(m["nextFromMs"])));
   if (typeof m["id"] === "string" && typeof m["cron"] === "string" && typeof m["paused"] === "boolean") return true;
-  if (isRepairOutcome(m)) return true;
+  if (isRepairOutcome(m) || isStatsRecount(m)) return true;
   if (typeof m["runId"] !== "string" || typeof m["jobId"] !== "string") return false;
   return typeof m["newlySubmitted"] === "boolean" || (typeof m["step"] === "number" && Number.isInteger(m["step"]));
 }
@@ -401,6 +416,24 @@ const RUN_RECORD_KINDS: readonly string[] = [
   "group_member",
   "child_entry",
 ] satisfies RunDamage["record"][];
+
+const isCounts = (v: unknown): v is QueueStats => {
+  const c = v as Record<string, unknown> | null;
+  return c !== null && typeof c === "object" && (["pending", "scheduled", "claimed", "done", "dead"] as const).every((k) => Number.isSafeInteger(c[k]));
+};
+
+function isStatsRecount(m: Record<string, unknown>): boolean {
+  return (
+    typeof m["queueName"] === "string" &&
+    isCounts(m["recounted"]) &&
+    (m["stored"] === undefined || isCounts(m["stored"])) &&
+    (m["damage"] === undefined || typeof m["damage"] === "string") &&
+    Number.isSafeInteger(m["carriedDone"]) &&
+    typeof m["changed"] === "boolean" &&
+    typeof m["dryRun"] === "boolean" &&
+    typeof m["plan"] === "string"
+  );
+}
 
 function isRepairOutcome(m: Record<string, unknown>): boolean {
   const damaged = m["damaged"];
@@ -461,7 +494,7 @@ function errorFields(e: object): Omit<AnsweredError, "name" | "code" | "message"
   const o = e as Record<string, unknown>;
   const text = (k: string) => (typeof o[k] === "string" ? { [k]: o[k] as string } : {});
   const num = (k: string) => (typeof o[k] === "number" ? { [k]: o[k] as number } : {});
-  return { ...text("runId"), ...text("reason"), ...text("groupId"), ...num("createdAtMs"), ...num("manifestCreatedAtMs") };
+  return { ...text("runId"), ...text("queueName"), ...text("reason"), ...text("groupId"), ...num("createdAtMs"), ...num("manifestCreatedAtMs") };
 }
 
 /** The answer describing `err`, which applying a request threw. */
@@ -492,6 +525,7 @@ export function rebuildError(e: AnsweredError): Error {
     return new RunNotDamagedError(e.runId, e.reason);
   }
   if (e.code === "REPAIR_PLAN_CHANGED" && e.runId !== undefined) return new RepairPlanChangedError(e.runId);
+  if (e.code === "STATS_PLAN_CHANGED" && e.queueName !== undefined) return new StatsPlanChangedError(e.queueName);
   if (e.code === "GROUP_NOT_FOUND" && e.groupId !== undefined) return new GroupNotFoundError(e.groupId);
   if (e.code === "GROUP_RECREATED" && e.groupId !== undefined && e.createdAtMs !== undefined && e.manifestCreatedAtMs !== undefined) {
     return new GroupRecreatedError(e.groupId, e.createdAtMs, e.manifestCreatedAtMs);

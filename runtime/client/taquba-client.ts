@@ -24,6 +24,7 @@ import type { PreparedJob } from "../typed/job-runner.js";
 import { preparePayload, prepareRunOptions, withFlow, type AnyDefinition } from "../jobs/job-submission.js";
 import type { KvOp } from "../queue/effects.js";
 import { validateQueueName, validateStoreName } from "../queue/names.js";
+import { checkRecountOptions, type RecountStatsOptions, type StatsRecount } from "../queue/stats-recount.js";
 import { PrefixedStore } from "../queue/prefixed-store.js";
 import { QueueReader } from "../queue/reader.js";
 import type { ObjectStore } from "../store/object-store.js";
@@ -432,6 +433,36 @@ export class TaqubaClient {
       return false;
     }
     return (await this.#request({ op: "requeueDead", jobId }, `requeue of dead job "${jobId}"`)) as boolean;
+  }
+
+  /**
+   * Counts the stats record of queue `queueName` again from its indexes
+   * (see `Queue.recountStats`), through the owner's inbox: the mend of a
+   * damaged stats record, which every move of the queue refuses. `dryRun`
+   * says what would be written; `plan` (a dry run's token) has it refused
+   * with `StatsPlanChangedError`, nothing written, when the queue changed
+   * since. On a sharded store each shard keeps its own stats: `shard`
+   * names the one (0 to the shard count less one), and is required.
+   */
+  async recountStats(queueName: string, opts: RecountStatsOptions = {}, shard?: number): Promise<StatsRecount> {
+    validateQueueName(queueName);
+    const o = checkRecountOptions(opts);
+    if (this.#shards !== undefined) {
+      if (shard === undefined || !Number.isSafeInteger(shard) || shard < 0 || shard >= this.#shards.length) {
+        throw new ValidationError(
+          `each of the ${this.#shards.length} shards keeps its own stats of queue ${JSON.stringify(queueName)}: name the shard to recount, a whole number from 0 to ${this.#shards.length - 1}, got ${describeValue(shard)}`,
+        );
+      }
+      return this.#shards[shard]!.recountStats(queueName, opts);
+    }
+    if (shard !== undefined) throw new ValidationError("this store is not split into shards: leave out the shard");
+    const request: InboxRequest = {
+      op: "recountStats",
+      queueName,
+      ...(o.dryRun ? { dryRun: true } : {}),
+      ...(o.plan === undefined ? {} : { plan: o.plan }),
+    };
+    return (await this.#request(request, `recount of the stats of queue "${queueName}"`)) as StatsRecount;
   }
 
   // ---- schedules: applied by the owner of the schedule's home shard ------

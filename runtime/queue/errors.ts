@@ -129,3 +129,20 @@ export class JobRecordDamagedError extends TaqubaError {
     );
   }
 }
+
+/**
+ * `recountStats` with `plan` refused: the queue's stats record or the
+ * counts of its indexes are no longer those the confirmed plan (a dry
+ * run's `StatsRecount.plan`) was made from; a job moved since, or the
+ * record was written. Nothing was written: look again and confirm the new
+ * plan.
+ */
+export class StatsPlanChangedError extends TaqubaError {
+  constructor(readonly queueName: string) {
+    super(
+      "STATS_PLAN_CHANGED",
+      `the stats of queue ${JSON.stringify(queueName)} were not recounted: its jobs or its stats record changed since the plan was made, so the recount would not write what was confirmed; ` +
+        `nothing was written. Review the new plan (taquba queue recount ${queueName} --dry-run, dryRun: true) and confirm that one`,
+    );
+  }
+}

@@ -54,7 +54,9 @@ export {
   PayloadMissingError,
   JobRecordDamagedError,
   PermanentError,
+  StatsPlanChangedError,
 } from "./errors.js";
+export type { StatsRecount, RecountStatsOptions } from "./stats-recount.js";
 export type {
   EnqueueOptions,
   EnqueueOutcome,

@@ -41,6 +41,10 @@ import { PrefixedStore } from "./prefixed-store.js";
 import { resolvePayloadLimit } from "./payload-limit.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
+import { checkRecountOptions, recountFrom, type RecountStatsOptions, type StatsRecount } from "./stats-recount.js";
+import { StatsPlanChangedError } from "./errors.js";
+import { Txn } from "./txn.js";
+import { ownedBytes } from "./owned-bytes.js";
 import { openWindowHolder } from "./transitions.js";
 import { heldBack, type FlowRule } from "./admission.js";
 import type {
@@ -455,6 +459,40 @@ export class Queue {
     const refused = effectsRefusal(effects);
     if (refused !== undefined) return Promise.reject(refused);
     return cw.requeueDead(this.#core, jobId, effects);
+  }
+
+  // ---- maintenance by an operator ----------------------------------------
+
+  /**
+   * Counts the stats record of `queueName` (`n/<queue>`) again from the
+   * queue's state indexes and writes it: the mend of a damaged record, which
+   * every move of the queue refuses (`StoreCorruptedError` naming it), or of
+   * counts that drifted. Pending, scheduled, claimed and dead are counted
+   * from their entries; done keeps the record's count where it reads, at
+   * least the done jobs retention still keeps (see stats-recount.ts). The
+   * read and the commit happen in one turn, so workers may run meanwhile.
+   * `dryRun` writes nothing; `plan` (a dry run's token) has the recount
+   * refused with `StatsPlanChangedError`, nothing written, when the record
+   * or the counts changed since. A record that already holds the recount is
+   * not written. Reads every scheduled entry of the store (their order is by
+   * due time across queues) and every entry of the queue's other states.
+   * `mark` (internal): effects to commit with the record, given the answer.
+   */
+  async recountStats(queueName: string, opts?: RecountStatsOptions, mark?: (answer: StatsRecount) => SettlementEffects): Promise<StatsRecount> {
+    validateQueueName(queueName);
+    const o = checkRecountOptions(opts);
+    const core = this.#core;
+    core.checkOpen();
+    // From here to the commit nothing awaits: no move of the queue lands between the read and the write.
+    const { recount, bytes } = recountFrom(core.engine, queueName);
+    if (o.plan !== undefined && o.plan !== recount.plan) throw new StatsPlanChangedError(queueName);
+    const answer: StatsRecount = { ...recount, dryRun: o.dryRun };
+    if (o.dryRun || !recount.changed) return answer;
+    const txn = new Txn(core.engine);
+    txn.put(K.statsKey(queueName), ownedBytes(bytes));
+    if (mark !== undefined) core.applyEffects(txn, core.ctx(), mark(answer), []);
+    await core.commit(txn, true);
+    return answer;
   }
 
   // ---- caller KV -------------------------------------------------------

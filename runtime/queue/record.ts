@@ -423,16 +423,46 @@ function packCounts(a: number, b: number, c: number, d: number, e: number): Uint
 
 export function decodeStats(key: string, bytes: Uint8Array | undefined): QueueStats {
   if (bytes === undefined) return emptyStats();
-  const a = unpack(key, bytes);
-  if (!Array.isArray(a) || a.length !== 5) throw new StoreCorruptedError(key, "not a stats record");
+  let a: unknown;
+  try {
+    a = unpack(key, bytes);
+  } catch (err) {
+    // Bytes that decode to nothing are mended as counts that are not counts: by a recount.
+    if (err instanceof StoreCorruptedError && err.objectKey === key) throw new StoreCorruptedError(key, err.detail, recountAdvice(key));
+    throw err;
+  }
+  if (!Array.isArray(a) || a.length !== 5) throw new StoreCorruptedError(key, "not a stats record", recountAdvice(key));
   const [pending, scheduled, claimed, done, dead] = a as unknown[];
   // Each a whole number: a damaged count (a string, null, true, 1.5) was added to as it was, so a move of one
   // job stored "x1" or 2 and every later read answered it. A negative count is a count (counting restarts from
   // zero once the record is gone, and the moves out of a state then go below it): kept, not refused.
   if (!isCount(pending) || !isCount(scheduled) || !isCount(claimed) || !isCount(done) || !isCount(dead)) {
-    throw new StoreCorruptedError(key, `a stats record whose counts are not all whole numbers: ${describeCounts(a)}`);
+    throw new StoreCorruptedError(key, `a stats record whose counts are not all whole numbers: ${describeCounts(a)}`, recountAdvice(key));
   }
   return { pending, scheduled, claimed, done, dead };
+}
+
+/**
+ * The done count of damaged stats record `bytes` (stored at `key`) when it
+ * still reads as a whole number: what a recount keeps of it (no index
+ * holds the done jobs retention did not keep). Undefined when it does not.
+ */
+export function doneOfDamagedStats(key: string, bytes: Uint8Array): number | undefined {
+  let a: unknown;
+  try {
+    a = unpack(key, bytes);
+  } catch (err) {
+    if (err instanceof StoreCorruptedError) return undefined;
+    throw err;
+  }
+  const done: unknown = Array.isArray(a) && a.length === 5 ? a[3] : undefined;
+  return isCount(done) ? done : undefined;
+}
+
+/** What to do about a damaged stats record `key` (`n/<queue>`): recount it from the queue's indexes, through its owner. */
+function recountAdvice(key: string): string {
+  const queue = key.slice(key.indexOf("/") + 1);
+  return `nothing was written; recount the queue's stats from its jobs through its owner: taquba queue recount ${queue} (Queue.recountStats(${JSON.stringify(queue)}))`;
 }
 
 const isCount = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n);

@@ -99,6 +99,10 @@ function oneOfEach(input: (v: unknown) => Uint8Array): Record<InboxRequest["op"]
     ],
     job: [{ op: "job", job: { name: "no-such-job", payload: input({}), runOptions: {}, runId: "j-all" } }],
     requeueDead: [{ op: "requeueDead", jobId: "no-such-job" }],
+    recountStats: [
+      { op: "recountStats", queueName: "workflow-steps", dryRun: true },
+      { op: "recountStats", queueName: "no-such-queue" },
+    ],
     repair: [
       { op: "repair", runId: "r-all", dryRun: true },
       { op: "repair", runId: "no-such-run" },

@@ -117,7 +117,50 @@ function shardTitle(shard) {
   return shard === null ? null : h("h2", { "data-shard-title": shard }, `Shard ${shard}`);
 }
 
-function healthSection(hl) {
+const countsText = (c) => ["pending", "scheduled", "claimed", "done", "dead"].map((k) => `${k} ${c[k]}`).join(", ");
+
+/**
+ * A button that recounts queue `queue`'s stats record from its jobs through the owner (on a sharded store, shard
+ * `shard`'s), asking first with what the dry run found and would write; the recount carries that plan's token, so
+ * the owner refuses it when a job moved since.
+ */
+function recountButton(queue, shard) {
+  const enc = encodeURIComponent(queue);
+  const where = shard === null || shard === undefined ? {} : { shard };
+  const recount = async () => {
+    try {
+      const plan = await post(`/api/queues/${enc}/recount`, { ...where, dryRun: true });
+      const found = plan.damage !== undefined ? `Its stats record is damaged (${plan.damage})` : "Its stats record reads";
+      const question = plan.changed
+        ? `Recount the stats of queue ${queue}? ${found}. The recount writes ${countsText(plan.recounted)}, counted from its jobs.`
+        : `Queue ${queue}'s stats record already holds what its jobs count: nothing to write.`;
+      if (!plan.changed) return toast(question);
+      await action(question, `/api/queues/${enc}/recount`, { ...where, plan: plan.plan }, () => `stats of queue ${queue} recounted`);
+    } catch (e) {
+      toast(e.message, true);
+    }
+  };
+  return h("button", { class: "danger", "data-action": "recount", "data-queue": queue, onclick: recount }, "Recount stats");
+}
+
+/** Queues whose stats record does not read (every move of them is refused), each with the recount. */
+function damagedStats(hl, shard) {
+  if (!hl.damagedStats?.length) return null;
+  return h(
+    "div",
+    { class: "error", "data-damaged-stats": shard ?? "" },
+    h("p", {}, `${hl.damagedStats.length} queue(s) cannot move jobs: their stats record is damaged. Recount it from the queue's jobs:`),
+    h(
+      "ul",
+      {},
+      ...hl.damagedStats.map((d) =>
+        h("li", { "data-damaged-queue": d.queue }, h("span", { class: "mono" }, d.queue), `: ${d.detail} `, recountButton(d.queue, shard)),
+      ),
+    ),
+  );
+}
+
+function healthSection(hl, shard) {
   const now = hl.at;
   const cards = h(
     "div",
@@ -139,7 +182,7 @@ function healthSection(hl) {
       h("td", { class: "num" }, q.oldestPendingAt === undefined ? "-" : `${q.oldestApproximate ? "≥ " : ""}${age(now - q.oldestPendingAt)}`),
     ),
   );
-  return [cards, table(["queue", "pending", "scheduled", "claimed", "done", "dead", "oldest pending"], rows, [1, 2, 3, 4, 5, 6])];
+  return [cards, damagedStats(hl, shard), table(["queue", "pending", "scheduled", "claimed", "done", "dead", "oldest pending"], rows, [1, 2, 3, 4, 5, 6])];
 }
 
 async function overview() {
@@ -151,7 +194,7 @@ async function overview() {
         "section",
         { "data-shard": s.shard ?? "" },
         shardTitle(s.shard),
-        s.health === null ? h("p", { class: "muted" }, "no owner has opened this shard yet") : healthSection(s.health),
+        s.health === null ? h("p", { class: "muted" }, "no owner has opened this shard yet") : healthSection(s.health, s.shard),
       ),
     ),
   ];
@@ -600,7 +643,8 @@ async function groups() {
       page.unreadable,
       "groups",
       (u) => u.groupId,
-      (u) => (u.damage?.record === "member" && u.damage.runId ? repairButton(u.damage.runId) : null),
+      // A damaged member's run: repaired (it ends failed) or removed, as on its own page, each with its confirmed plan.
+      (u) => (u.damage?.record === "member" && u.damage.runId ? [repairButton(u.damage.runId), " ", removeButton(u.damage.runId)] : null),
     ),
   ];
 }

@@ -1,0 +1,180 @@
+/**
+ * @module A queue's stats record counted again from its state indexes
+ * (`Queue.recountStats`, `taquba queue recount`): the mend of a stats
+ * record every move refuses (`StoreCorruptedError` naming `n/<queue>`),
+ * and of counts that drifted from the jobs.
+ *
+ * Each job in a current state has one index entry (keys.ts): pending
+ * (`p/<queue>/`), scheduled (`s/<runAt>/<queue>/`, in global due order, so
+ * every scheduled entry is read), claimed (`c/<queue>/`) and dead
+ * (`d/<queue>/`) are counted as they are. The done count is cumulative and
+ * a done job leaves no entry unless done retention keeps one
+ * (`o/<queue>/`); the record holds the done jobs its queue's claimed
+ * entries do not carry (queue-stats.ts), so the recount keeps the
+ * record's done count where it still reads as a whole number (also in a
+ * record whose other counts are damaged), raised to the retained done jobs
+ * less those the claimed entries carry when that is more; where it does
+ * not read, it is that figure alone.
+ *
+ * The read and the commit happen in one turn of the owner's queue, so no
+ * move of the queue lands between them; a plan (a dry run's token) names
+ * the stored bytes and the counts, and a recount given one is refused
+ * (`StatsPlanChangedError`, nothing written) when either changed since.
+ * This is the one module that knows how the indexes add up to the stats:
+ * a change of what the claimed entries carry changes `recountFrom`.
+ */
+import { createHash } from "node:crypto";
+import { StoreCorruptedError, ValidationError } from "../errors.js";
+import { describeValue, isOptionObject, optionFields, readExactOptions } from "../option-values.js";
+import * as K from "./keys.js";
+import { carriedDone } from "./queue-stats.js";
+import { decodeStats, doneOfDamagedStats, encodeStats, type QueueStats } from "./record.js";
+import type { ReadSource } from "./txn.js";
+
+/** What `recountStats` found and did (or, for a dry run, would do). */
+export interface StatsRecount {
+  readonly queueName: string;
+  /** What is wrong with the stored stats record; absent when it reads (or there is none). */
+  readonly damage?: string;
+  /** The counts the stored record holds, when it reads; absent when it is damaged or there is none. */
+  readonly stored?: QueueStats;
+  /**
+   * The counts the recount writes to the stats record: pending, scheduled,
+   * claimed and dead as the indexes hold them; done as the module says
+   * (the record's own where it reads, at least the retained done jobs the
+   * claimed entries do not carry).
+   */
+  readonly recounted: QueueStats;
+  /** The done jobs the queue's claimed entries carry: reads of the stats add them to the record's done count. */
+  readonly carriedDone: number;
+  /** Whether the record differs from the recount (a recount that changes nothing writes nothing). */
+  readonly changed: boolean;
+  /** True when nothing was written because it was asked not to be (`dryRun`). */
+  readonly dryRun: boolean;
+  /**
+   * A token of this plan: the stored record's bytes and the recounted
+   * counts. Pass a dry run's as `RecountStatsOptions.plan` to have the
+   * recount refused when the queue no longer gives the same plan.
+   */
+  readonly plan: string;
+}
+
+/** Options of `recountStats`. */
+export interface RecountStatsOptions {
+  /** Read and say what the recount would write, writing nothing. */
+  readonly dryRun?: boolean;
+  /**
+   * The plan confirmed: a dry run's `StatsRecount.plan`. The recount is
+   * refused (`StatsPlanChangedError`, nothing written) when the stored
+   * record or the counts of the indexes are no longer those it was made
+   * from (a job moved since).
+   */
+  readonly plan?: string;
+}
+
+/** A plan token: 64 lower-case hex digits. */
+export const STATS_PLAN_TOKEN = /^[0-9a-f]{64}$/;
+
+/** `recountStats`'s options, checked. */
+export interface CheckedRecountOptions {
+  readonly dryRun: boolean;
+  readonly plan?: string;
+}
+
+const RECOUNT_FIELDS = optionFields<RecountStatsOptions>({ dryRun: true, plan: true });
+
+/**
+ * Checks `recountStats`'s options. `ValidationError` for anything else (also
+ * in a client, before writing): a misspelt or mistyped dry run must never
+ * write.
+ */
+export function checkRecountOptions(opts: unknown): CheckedRecountOptions {
+  if (opts === undefined) return { dryRun: false };
+  if (!isOptionObject(opts)) throw new ValidationError(`recountStats takes options { dryRun?: boolean, plan?: string }, got ${describeValue(opts)}`);
+  const given = readExactOptions(opts, RECOUNT_FIELDS, "RecountStatsOptions");
+  const { dryRun, plan } = given;
+  if (dryRun !== undefined && typeof dryRun !== "boolean")
+    throw new ValidationError(`recountStats's dryRun must be true or false, got ${describeValue(dryRun)}`);
+  if (plan === undefined) return { dryRun: dryRun === true };
+  if (typeof plan !== "string" || !STATS_PLAN_TOKEN.test(plan))
+    throw new ValidationError(`recountStats's plan must be the plan token a dry run answered (64 hex digits), got ${describeValue(plan)}`);
+  return { dryRun: dryRun === true, plan };
+}
+
+/** What the indexes and the stored record of `queue` give, before anything is written. */
+export interface RecountRead {
+  readonly recount: Omit<StatsRecount, "dryRun">;
+  /** The bytes of the recounted record, to put when `changed`. */
+  readonly bytes: Uint8Array;
+}
+
+/** The pending, scheduled, claimed, retained done and dead index entries of `queue`, counted. */
+export function countIndexes(src: Pick<ReadSource, "scan">, queue: string): QueueStats {
+  const count = (prefix: string) => {
+    let n = 0;
+    for (const _ of src.scan({ prefix })) n++;
+    return n;
+  };
+  // Scheduled entries are ordered by due time across queues: the queue is the field after the time.
+  const infix = `/${queue}/`;
+  let scheduled = 0;
+  for (const [key] of src.scan({ prefix: K.SCHEDULED })) if (key.startsWith(infix, K.SCHEDULED.length + K.TIME_WIDTH)) scheduled++;
+  return {
+    pending: count(K.pendingPrefix(queue)),
+    scheduled,
+    claimed: count(K.claimedPrefix(queue)),
+    done: count(K.donePrefix(queue)),
+    dead: count(K.deadPrefix(queue)),
+  };
+}
+
+/** The stored stats of `queue` (read or damaged) and the recount from its indexes, in one synchronous read. */
+export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string): RecountRead {
+  const key = K.statsKey(queue);
+  const storedBytes = src.get(key);
+  let stored: QueueStats | undefined;
+  let damage: string | undefined;
+  try {
+    stored = storedBytes === undefined ? undefined : decodeStats(key, storedBytes);
+  } catch (err) {
+    if (!(err instanceof StoreCorruptedError)) throw err;
+    damage = err.detail;
+  }
+  const indexed = countIndexes(src, queue);
+  const carried = carriedDone(src, queue);
+  // The record's done count where it reads: no index holds the done jobs retention did not keep.
+  const retained = Math.max(0, indexed.done - carried);
+  const kept = stored?.done ?? (storedBytes === undefined ? undefined : doneOfDamagedStats(key, storedBytes));
+  const recounted: QueueStats = { ...indexed, done: kept === undefined ? retained : Math.max(kept, retained) };
+  const bytes = encodeStats(recounted);
+  // No record and no job: nothing to write (a recount makes no record for a queue that has none).
+  const changed = storedBytes === undefined ? !sameCounts(recounted, ZERO) : stored === undefined || !sameCounts(stored, recounted);
+  const plan = planToken(queue, storedBytes, recounted);
+  return {
+    recount: {
+      queueName: queue,
+      ...(damage === undefined ? {} : { damage }),
+      ...(stored === undefined ? {} : { stored }),
+      recounted,
+      carriedDone: carried,
+      changed,
+      plan,
+    },
+    bytes,
+  };
+}
+
+const ZERO: QueueStats = { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 };
+
+const sameCounts = (a: QueueStats, b: QueueStats) =>
+  a.pending === b.pending && a.scheduled === b.scheduled && a.claimed === b.claimed && a.done === b.done && a.dead === b.dead;
+
+/** The token of a plan: the queue, the stored record's bytes (or none) and the counts written. */
+function planToken(queue: string, stored: Uint8Array | undefined, recounted: QueueStats): string {
+  const h = createHash("sha256");
+  h.update(`stats-recount\0${queue}\0`);
+  h.update(stored === undefined ? "absent" : `stored:${Buffer.from(stored).toString("hex")}`);
+  const { pending, scheduled, claimed, done, dead } = recounted;
+  h.update(`\0${pending},${scheduled},${claimed},${done},${dead}`);
+  return h.digest("hex");
+}
