@@ -22,7 +22,7 @@ import { memoOwnerOf } from "./memo-owner.js";
 import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
-import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob } from "../../queue/types.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
@@ -689,7 +689,7 @@ function submitContinue(
   // The next step, claimed for this worker in the same commit when the queue allows it.
   let settled: Promise<AckedClaimingNext> | SubmittedAck;
   try {
-    const claimNext = new NextStepClaim(effects.enqueues.length - 1, core.leaseMs, chain);
+    const claimNext = slot.claimingNext(effects.enqueues.length - 1, core.leaseMs);
     settled = slot.freeAfterSubmitting(
       q.ackClaimingNextInTurn !== undefined ? q.ackClaimingNextInTurn(job, effects, claimNext) : ackClaimingNext.call(q, job, effects, claimNext),
     );
@@ -705,19 +705,6 @@ function submitContinue(
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
   return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys, w.memos);
-}
-
-/** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
-class NextStepClaim implements ClaimNext {
-  constructor(
-    readonly index: number,
-    readonly leaseMs: number | undefined,
-    private readonly chain: SlotChain,
-  ) {}
-
-  reserve(waiting: number): boolean {
-    return this.chain.reserve(waiting);
-  }
 }
 
 /**
