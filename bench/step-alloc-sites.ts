@@ -19,7 +19,8 @@
  *
  * Run: `npm run build` in the checkout, then
  * `N=300 CONC=50 npx tsx bench/step-alloc-sites.ts <checkout>` (`CONC=1 N=60`
- * for one at a time; `TOP=30` sites are printed).
+ * for one at a time; `TOP=30` sites are printed; `CALLER=1` names a native
+ * site with its nearest caller in the checkout).
  */
 import { createHook } from "node:async_hooks";
 import { Session } from "node:inspector/promises";
@@ -33,6 +34,8 @@ const INTERVAL = env("INTERVAL", 1024);
 const TOP = env("TOP", 30);
 // Steps per run: 10 as in the side-by-side workload; `STEPS=1` for one-step runs, whose cost is mostly a run's edges.
 const M = env("STEPS", STEPS_PER_RUN);
+// `CALLER=1`: a site outside the checkout (a native such as `slice`, Node's own code) is named with its nearest caller in it.
+const CALLER = env("CALLER", 0) === 1;
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const T = await loadCheckout<Taquba>(dir);
@@ -74,18 +77,20 @@ try {
   const steps = N * M;
   const sites = new Map<string, number>();
   let total = 0;
-  const walk = (n: ProfileNode) => {
+  const walk = (n: ProfileNode, caller: string) => {
+    const { functionName, url, lineNumber } = n.callFrame;
+    const at = url.lastIndexOf("/dist/");
+    const where = at >= 0 ? `${url.slice(at + 6)}:${lineNumber + 1}` : url === "" ? "(native)" : url.replace(/^.*\//, "");
+    const name = `${functionName || "(anonymous)"} ${where}`;
+    const outside = url === "" || url.startsWith("node:");
     if (n.selfSize > 0) {
-      const { functionName, url, lineNumber } = n.callFrame;
-      const at = url.lastIndexOf("/dist/");
-      const where = at >= 0 ? `${url.slice(at + 6)}:${lineNumber + 1}` : url === "" ? "(native)" : url.replace(/^.*\//, "");
-      const key = `${functionName || "(anonymous)"} ${where}`;
+      const key = CALLER && outside && caller !== "" ? `${name} < ${caller}` : name;
       sites.set(key, (sites.get(key) ?? 0) + n.selfSize);
       total += n.selfSize;
     }
-    for (const c of n.children) walk(c);
+    for (const c of n.children) walk(c, outside ? caller : name);
   };
-  walk(profile.head);
+  walk(profile.head, "");
 
   console.log(`${dir}: N=${N} CONC=${CONC} INTERVAL=${INTERVAL} load ${loadAverageText()}`);
   console.log(`promises per step ${(promises / steps).toFixed(2)}`);

@@ -11,7 +11,7 @@
  * it) is durable.
  */
 
-import type { ClaimedJob } from "../../queue/types.js";
+import type { ClaimedJob, ClaimNext } from "../../queue/types.js";
 import type { CarriedRun } from "./step-carry.js";
 
 /**
@@ -44,7 +44,16 @@ export interface SlotOwner {
   handOff(next: ClaimedJob | undefined, reserved: boolean, carry: CarriedRun | undefined): void;
 }
 
-export class WorkerSlot implements SlotChain {
+/**
+ * Also the `ClaimNext` of its step's settlement (see `claimingNext`): a
+ * step's slot is its own, so the settlement that may claim the run's next
+ * step names it here rather than in an object of its own per step.
+ */
+export class WorkerSlot implements SlotChain, ClaimNext {
+  /** `ClaimNext.index`: the next step's enqueue in the settlement's effects (set by `claimingNext`). */
+  index = -1;
+  /** `ClaimNext.leaseMs`: the next step's lease (set by `claimingNext`). */
+  leaseMs: number | undefined = undefined;
   readonly #owner: SlotOwner;
   #carried: CarriedRun | undefined;
   #held = true;
@@ -80,6 +89,13 @@ export class WorkerSlot implements SlotChain {
 
   /** How this slot's settlement may claim the run's next step. */
   get chain(): SlotChain {
+    return this;
+  }
+
+  /** This slot as the `ClaimNext` of its settlement: the enqueue at `index` claimed for this worker, leased for `leaseMs`. */
+  claimingNext(index: number, leaseMs: number | undefined): ClaimNext {
+    this.index = index;
+    this.leaseMs = leaseMs;
     return this;
   }
 

@@ -22,7 +22,7 @@ import { memoOwnerOf } from "./memo-owner.js";
 import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
-import type { AckedClaimingNext, ClaimedJob, ClaimNext } from "../../queue/types.js";
+import type { AckedClaimingNext, ClaimedJob } from "../../queue/types.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
@@ -358,7 +358,9 @@ async function settleVerdict(
   }
 }
 
-/** The next step job's options, built by `continueRun` from this step's job (the signal path adds its headers and deadline). */
+/** What a step continued on a signal has `stageSignalWait` adjust of its next step's job: its headers and deadline. */
+type SignalWaitOptions = { headers: Record<string, string>; runAt?: number };
+
 type NextStepOptions = {
   jobId: string;
   jobIdDrawn: true;
@@ -366,8 +368,25 @@ type NextStepOptions = {
   priority: number;
   maxAttempts: number;
   headers: Record<string, string>;
-  runAt?: number;
+  runAt: number | undefined;
 };
+
+/**
+ * The next step job's options as `stageRebuiltEnqueue` reads them: one
+ * object refilled by `submitContinue` for every step rather than made per
+ * step (the queue reads it within the call and keeps only the headers
+ * object, which is the step's own), every field an own field from the start.
+ */
+const nextOptions: NextStepOptions = {
+  jobId: "",
+  jobIdDrawn: true,
+  dedupKey: "",
+  priority: 0,
+  maxAttempts: 0,
+  headers: {},
+  runAt: undefined,
+};
+const NO_NEXT_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** What every termination of this step records besides how it ended, with the time and the children flag as the step leaves them. */
 function terminationBase(
@@ -563,15 +582,8 @@ function continueRun(
   const nextJobId = core.queue.nextJobId();
   // A replayed delay keeps its original schedule: it counts from when the outcome was first stored (`storedAtMs`, set only for a replayed one).
   const elapsed = storedAtMs !== undefined ? Math.max(0, now - storedAtMs) : 0;
-  const opts: NextStepOptions = {
-    jobId: nextJobId,
-    // Drawn from the queue this settlement commits to: inserted without a look-up unless a caller's id may have taken it since.
-    jobIdDrawn: true,
-    dedupKey: stepDedupKey(runId, nextStep),
-    priority: job.priority,
-    maxAttempts: job.maxAttempts,
-    headers: nextStepHeaders(core, job, runId, nextStep),
-  };
+  const headers = nextStepHeaders(core, job, runId, nextStep);
+  let runAt: number | undefined;
   const nextName = describePayload(core.runner, o.payload)?.step;
   const pointer: StepPointer = { step: nextStep, jobId: nextJobId };
   if (nextName !== undefined) pointer.name = nextName;
@@ -579,15 +591,17 @@ function continueRun(
   // Only a step continued on a signal has signal bookkeeping to release.
   if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
-  else if (o.when.kind === "after") opts.runAt = now + Math.max(0, o.when.delayMs - elapsed);
+  else if (o.when.kind === "after") runAt = now + Math.max(0, o.when.delayMs - elapsed);
   else {
-    const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts, pointer, effects));
+    // Its headers and deadline as `stageSignalWait` leaves them, read when the commit is built.
+    const opts: SignalWaitOptions = { headers };
+    const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts.headers, opts.runAt, pointer, effects));
     const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
     // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
     const at = () => terminationBase(job, w.run, runId, step, w.memos, now, w.hasChildren());
     return continueOnSignal(core, job, slot, at, log, w, wait, opts, pointer, effects, commit);
   }
-  return commitContinue(core, job, slot, w, o, staged, now, opts, pointer, effects);
+  return commitContinue(core, job, slot, w, o, staged, now, headers, runAt, pointer, effects);
 }
 
 /** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
@@ -599,7 +613,7 @@ async function continueOnSignal(
   log: WorkflowLogger,
   trace: StepTrace,
   wait: Parameters<typeof stageSignalWait>[1],
-  opts: NextStepOptions,
+  opts: SignalWaitOptions,
   pointer: StepPointer,
   effects: SettlementEffects,
   commit: () => Promise<void>,
@@ -653,14 +667,15 @@ function commitContinue(
   o: Extract<StepOutcome, { kind: "continue" }>,
   staged: StagedKv,
   now: number,
-  opts: NextStepOptions,
+  headers: Record<string, string>,
+  runAt: number | undefined,
   pointer: StepPointer,
   effects: SettlementEffects,
 ): Promise<unknown> | ChainedAck {
-  const transition = transitionOf(o.when, opts.runAt, now);
+  const transition = transitionOf(o.when, runAt, now);
   const history = stageStepHistory(core, job, w, { outcome: "continued", endedAtMs: now, transition, staged, next: o.payload }, effects);
-  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, w, o, opts, pointer, effects)));
-  return submitContinue(core, job, slot, w, o, opts, pointer, effects);
+  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, w, o, headers, runAt, pointer, effects)));
+  return submitContinue(core, job, slot, w, o, headers, runAt, pointer, effects);
 }
 
 /** `commitContinue` once the history entry is staged: the next step's job and the step pointer, with the ack. */
@@ -670,13 +685,27 @@ function submitContinue(
   slot: WorkerSlot,
   w: OpenStep,
   o: Extract<StepOutcome, { kind: "continue" }>,
-  opts: NextStepOptions,
+  headers: Record<string, string>,
+  runAt: number | undefined,
   pointer: StepPointer,
   effects: SettlementEffects,
 ): Promise<unknown> | ChainedAck {
   const keys = w.keys;
   // Built here from the step job's checked fields: staged without checking its strings again (see `rebuiltEnqueueItem`).
-  stageRebuiltEnqueue(effects, core.queueName, o.payload, opts);
+  // The next step's id was drawn from the queue this settlement commits to: inserted without a look-up unless a caller's id may have taken it since.
+  const n = nextOptions;
+  n.jobId = pointer.jobId;
+  n.dedupKey = stepDedupKey(w.runId, pointer.step);
+  n.priority = job.priority;
+  n.maxAttempts = job.maxAttempts;
+  n.headers = headers;
+  n.runAt = runAt;
+  try {
+    stageRebuiltEnqueue(effects, core.queueName, o.payload, n);
+  } finally {
+    // No step's headers outlive its staging here.
+    n.headers = NO_NEXT_HEADERS;
+  }
   // Freshly encoded, and only read after (the carry compares it with the stored record): staged without a copy.
   const pointerBytes = ownedBytes(encodeNextStepPointer(pointer));
   stageOwnedPut(effects, keys.pointerAt, pointerBytes);
@@ -689,7 +718,7 @@ function submitContinue(
   // The next step, claimed for this worker in the same commit when the queue allows it.
   let settled: Promise<AckedClaimingNext> | SubmittedAck;
   try {
-    const claimNext = new NextStepClaim(effects.enqueues.length - 1, core.leaseMs, chain);
+    const claimNext = slot.claimingNext(effects.enqueues.length - 1, core.leaseMs);
     settled = slot.freeAfterSubmitting(
       q.ackClaimingNextInTurn !== undefined ? q.ackClaimingNextInTurn(job, effects, claimNext) : ackClaimingNext.call(q, job, effects, claimNext),
     );
@@ -705,19 +734,6 @@ function submitContinue(
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
   return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys, w.memos);
-}
-
-/** The run's next step, claimed by this step's ack when the slot's chain reserves room for it (see `ClaimNext`). */
-class NextStepClaim implements ClaimNext {
-  constructor(
-    readonly index: number,
-    readonly leaseMs: number | undefined,
-    private readonly chain: SlotChain,
-  ) {}
-
-  reserve(waiting: number): boolean {
-    return this.chain.reserve(waiting);
-  }
 }
 
 /**
