@@ -31,6 +31,7 @@ import { effectsRefusal, type SettlementEffects } from "./effects.js";
 import * as eq from "./enqueue-ops.js";
 import * as kv from "./kv-ops.js";
 import type { KvExpectation } from "./kv-ops.js";
+import { mendDamagedStats } from "./stats-mend-at-open.js";
 import { recoverClaims } from "./maintenance.js";
 import { KvKeyRef } from "./user-keys.js";
 import { callerKeyHeads, engineKeyHeads } from "./caller-key-heads.js";
@@ -220,9 +221,11 @@ export class Queue {
     );
     let recovery: Awaited<ReturnType<typeof recoverClaims>>;
     try {
+      // Recovery rewrites the stats of the queues it moves claims in: a damaged record is counted again first.
+      await mendDamagedStats({ storeName: name, engine, commit: (txn) => core.commit(txn, true), log: core.log });
       recovery = await recoverClaims(core.host);
     } catch (err) {
-      // Loading paged-out claimed records failed: nothing was changed; leave the store to the next open.
+      // Loading paged-out claimed records (or the mend's commit) failed: no claim was moved; leave the store to the next open.
       await engine.close();
       throw err;
     }

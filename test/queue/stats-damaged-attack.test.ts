@@ -6,11 +6,15 @@
  * views refuse the record with `StoreCorruptedError` naming its key, and
  * commit nothing; a negative count, which counting from a removed record
  * leaves, is still a count; a record written whole again serves at once.
+ * The damage is written under the open queue: an open counts a damaged
+ * record again before it moves anything (stats-mend-at-open.test.ts).
  */
 import { Packr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { Engine, MemoryStore, Queue, StoreCorruptedError, WriteBatch } from "taquba";
+import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { statsKey } from "../../runtime/queue/keys.js";
+import type { QueueCore } from "../../runtime/queue/queue-core.js";
 import { encodeStats } from "../../runtime/queue/record.js";
 import { PrefixedStore } from "../../runtime/queue/prefixed-store.js";
 import { ENGINE_PREFIX } from "../../runtime/queue/queue.js";
@@ -33,13 +37,18 @@ async function putStats(store: MemoryStore, value: Uint8Array): Promise<void> {
   await engine.close();
 }
 
+/** Queue "mail" of store "app" with one job pending, its stats record then damaged under the open queue (an open counts a damaged record again: stats-mend-at-open.test.ts). */
 async function queueWithStats(value: Uint8Array): Promise<{ queue: Queue; store: MemoryStore }> {
   const store = new MemoryStore();
-  const first = await Queue.open(store, "app", { logger: quiet });
-  await first.enqueue("mail", new Uint8Array([1]));
-  await first.close();
-  await putStats(store, value);
-  return { queue: await Queue.open(store, "app", { logger: quiet }), store };
+  const queue = await Queue.open(store, "app", { logger: quiet });
+  await queue.enqueue("mail", new Uint8Array([1]));
+  // The open queue's engine, reached through a claim's owner on another queue.
+  await queue.enqueue("handle", new Uint8Array([0]));
+  const handle = (await queue.claim("handle"))!;
+  const core = ticketOf(handle)!.owner as QueueCore;
+  await queue.ack(handle);
+  await core.engine.commit(new WriteBatch().put(statsKey("mail"), value));
+  return { queue, store };
 }
 
 describe("a stats record whose counts are damaged", () => {
