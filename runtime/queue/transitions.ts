@@ -63,7 +63,7 @@ export interface TransitionContext {
    * passes over them, since a later item's is not written yet.
    */
   readonly callerIdsInCommit?: ReadonlySet<string> | undefined;
-  /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
+  /** The high-water mark to store with a new job's `seq`, or undefined when one an applied commit stored covers it (see `SeqHighWater`). */
   seqHighWater(seq: string): string | undefined;
   /**
    * False while the store holds no superseded mark (`v/` key) and no
