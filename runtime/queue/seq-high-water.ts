@@ -18,7 +18,8 @@
  * every commit applied while the mark's own waited for its WAL put wrote
  * the mark again (5 % of a workflow's continuing steps on a MemoryStore,
  * bench/step-commit-ops.ts). A commit the engine refused was never applied
- * and counts nothing. The price: ids made within `AHEAD_MS` after a
+ * and counts nothing. Within one commit, the mark it stores covers its
+ * later inserts below it: a batch of jobs stores one mark, not one each. The price: ids made within `AHEAD_MS` after a
  * restart carry a time up to that much ahead of the clock, as they already
  * do after the clock went back.
  */

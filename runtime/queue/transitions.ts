@@ -372,7 +372,8 @@ export function insertJobRecord(txn: Txn, ctx: TransitionContext, item: Prepared
     id = seq;
   }
   const mark = ctx.seqHighWater(seq);
-  if (mark !== undefined) {
+  // A mark this transaction stores already covers `seq`: a batch of inserts stores one mark, not one per job.
+  if (mark !== undefined && !(txn.seqHighWater !== undefined && seq <= txn.seqHighWater)) {
     txn.put(K.SEQ_HIGH_WATER, ownedBytes(textBytes(mark)));
     txn.seqHighWater = mark;
   }

@@ -113,6 +113,28 @@ describe("ids and FIFO across a crash", () => {
   });
 });
 
+describe("marks in one commit", () => {
+  it("an enqueued batch stores one mark for all its jobs, and a crash after keeps their order", async () => {
+    const store = new GatedStore(new MemoryStore());
+    const { queue, clock } = await openQueue({ store });
+    const sent = Array.from({ length: 50 }, (_, i) => `a${i}`);
+    const out = await queue.enqueueBatch(sent.map((p) => ({ queueName: "q", payload: enc(p) })));
+    expect(await markPuts(store)).toBe(1);
+    // No close: a second process opens the store at the same instant and enqueues after them, in order.
+    const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
+    const { jobId } = await again.enqueue("q", enc("b0"));
+    expect(jobId > out[out.length - 1]!.jobId).toBe(true);
+    const got: string[] = [];
+    for (let j = await again.claim("q"); j; j = await again.claim("q")) {
+      got.push(dec(j.payload));
+      await again.ack(j);
+    }
+    expect(got).toEqual([...sent, "b0"]);
+    await again.close();
+    await queue.close().catch(() => undefined);
+  });
+});
+
 /** The puts of the seq high-water mark in the WAL objects `store` holds. */
 async function markPuts(store: GatedStore): Promise<number> {
   let puts = 0;
