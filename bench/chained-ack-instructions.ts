@@ -15,6 +15,13 @@
  * then `npm run build` in each checkout and
  * `STEPS=<200|1200> valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --no-concurrent-recompilation bench/.out/chained-ack.mjs <checkout>`.
  * Without valgrind it prints the CPU per ack too (a rough figure).
+ *
+ * `EXTRA` adds caller KV ops to each ack's commit, to price one engine op
+ * on this path: `rewrite` puts one key per chain again each ack (as a
+ * step rewrites its run's step pointer), `move` puts a new key and deletes
+ * the one the chain's ack before put (as a chained ack moves a job's `j/`
+ * and `c/` keys); unset, none. The difference of the per-ack counts with
+ * and without is what those ops cost.
  */
 import { loadAverageText } from "./support/load-average.js";
 import { loadCheckout, type Taquba } from "./support/step-workload.js";
@@ -22,25 +29,34 @@ import { loadCheckout, type Taquba } from "./support/step-workload.js";
 const env = (k: string, d: number) => (process.env[k] === undefined ? d : Number(process.env[k]));
 const STEPS = env("STEPS", 1000);
 const CHAINS = env("CHAINS", 50);
+// Long leases: under callgrind on a loaded machine a default lease expires before its ack.
+const LEASE_MS = env("LEASE_MS", 3_600_000);
+const EXTRA = process.env.EXTRA ?? "none";
+if (EXTRA !== "none" && EXTRA !== "rewrite" && EXTRA !== "move") throw new Error(`EXTRA is none, rewrite or move, got ${EXTRA}`);
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const T = await loadCheckout<Taquba>(dir);
 
 const payload = new Uint8Array(16).fill(7);
 const headers = { "taquba.run": "01JABCDEFGHJKMNPQRSTVWXYZ0", "taquba.step": "3", "taquba.kind": "step" };
-const claimNext = { index: 0, reserve: () => true };
+const claimNext = { index: 0, leaseMs: LEASE_MS, reserve: () => true };
 
 const queue = await T.Queue.open(new T.MemoryStore(), "bench");
 try {
   for (let i = 0; i < CHAINS; i++) await queue.enqueue("steps", payload, { headers });
-  const first = await queue.claimBatch("steps", CHAINS);
+  const first = await queue.claimBatch("steps", CHAINS, LEASE_MS);
   if (first.length !== CHAINS) throw new Error(`claimed ${first.length} of ${CHAINS} jobs`);
   const started = process.cpuUsage();
   await Promise.all(
-    first.map(async (start) => {
+    first.map(async (start, c) => {
       let job = start;
       for (let s = 0; s < STEPS; s++) {
         const effects = new T.SettlementEffects().enqueue("steps", payload, { headers });
+        if (EXTRA === "rewrite") effects.kvPut(`extra/${c}`, payload);
+        else if (EXTRA === "move") {
+          effects.kvPut(`extra/${c}/${s}`, payload);
+          if (s > 0) effects.kvDelete(`extra/${c}/${s - 1}`);
+        }
         const { next } = await queue.ackClaimingNext(job, effects, claimNext);
         if (next === undefined) throw new Error("the chained job was not handed out");
         job = next;
@@ -50,7 +66,7 @@ try {
   );
   const used = process.cpuUsage(started);
   const acks = STEPS * CHAINS;
-  console.log(`${dir}: STEPS=${STEPS} CHAINS=${CHAINS} load ${loadAverageText()}`);
+  console.log(`${dir}: STEPS=${STEPS} CHAINS=${CHAINS} EXTRA=${EXTRA} load ${loadAverageText()}`);
   console.log(`${acks} chained acks, CPU ${(((used.user + used.system) * 1000) / acks).toFixed(0)} ns per ack`);
 } finally {
   await queue.close();

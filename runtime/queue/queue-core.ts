@@ -355,19 +355,17 @@ export class QueueCore {
     const before = engine.commits;
     // The transaction's ops never leave the queue and each value is owned (`Txn.put`): the engine checks the keys, copying no op.
     const p = commitOwned(engine, batch.ops, NO_GIVEN_VALUES, { durable });
-    this.#engineOwn += engine.commits - before;
+    const applied = engine.commits - before;
+    this.#engineOwn += applied;
+    // Covered once applied (see `SeqHighWater`): commits applied after this one need no mark of their own.
+    const mark = txn.seqHighWater;
+    if (mark !== undefined && applied > 0) this.#seqMarks.applied(mark);
     if (!durable) {
       // Non-durable commits only re-file jobs whose content is already
       // durable (claims, promotions, requeues), so nothing to track.
       p.catch(() => undefined); // surfaced by the next durable commit
       return p;
     }
-    const mark = txn.seqHighWater;
-    if (mark !== undefined)
-      p.then(
-        () => this.#seqMarks.durable(mark),
-        () => undefined,
-      );
     // The engine hands the commits of one WAL group the same promise: the first of them attaches
     // the reaction that forgets the ids of all (one reaction per group instead of one per commit).
     let group = this.#claimableAfter.get(p);

@@ -63,7 +63,7 @@ export interface TransitionContext {
    * passes over them, since a later item's is not written yet.
    */
   readonly callerIdsInCommit?: ReadonlySet<string> | undefined;
-  /** The high-water mark to store with a new job's `seq`, or undefined when one already durable covers it (see `SeqHighWater`). */
+  /** The high-water mark to store with a new job's `seq`, or undefined when one an applied commit stored covers it (see `SeqHighWater`). */
   seqHighWater(seq: string): string | undefined;
   /**
    * False while the store holds no superseded mark (`v/` key) and no
@@ -372,7 +372,8 @@ export function insertJobRecord(txn: Txn, ctx: TransitionContext, item: Prepared
     id = seq;
   }
   const mark = ctx.seqHighWater(seq);
-  if (mark !== undefined) {
+  // A mark this transaction stores already covers `seq`: a batch of inserts stores one mark, not one per job.
+  if (mark !== undefined && !(txn.seqHighWater !== undefined && seq <= txn.seqHighWater)) {
     txn.put(K.SEQ_HIGH_WATER, ownedBytes(textBytes(mark)));
     txn.seqHighWater = mark;
   }
