@@ -201,7 +201,8 @@ function appliedWithEffects(
     if (expected !== undefined && first.superseded !== expected.jobId) return "raced";
     const own = prepared.slice(1, 1 + effects.enqueues.length);
     outcomes = [first, ...core.applyEffects(txn, ctx, effects, own)];
-    if (expected !== undefined && expected.jobId !== undefined) outcomes = supersedingOutcomes(core, txn, ctx, outcomes, expected, prepared.slice(1 + own.length));
+    if (expected !== undefined && expected.jobId !== undefined)
+      outcomes = supersedingOutcomes(core, txn, ctx, outcomes, expected, prepared.slice(1 + own.length));
     return { outcomes, commit: core.commit(txn, true) };
   } finally {
     core.discardUnused(prepared, outcomes);
