@@ -6,7 +6,7 @@
 import { TaqubaError } from "../errors.js";
 import type { SettlementEffects } from "./effects.js";
 import type { QueueCore } from "./queue-core.js";
-import { insertJob, type PreparedEnqueue, type TransitionContext } from "./transitions.js";
+import { insertJob } from "./transitions.js";
 import { Txn } from "./txn.js";
 import type { EnqueueItem, EnqueueOptions, EnqueueOutcome } from "./types.js";
 import { checkPayloadSizes } from "./payload-limit.js";
@@ -131,93 +131,37 @@ export async function enqueueWithEffects(
   opts: EnqueueOptions,
   effects: SettlementEffects,
   expected?: ExpectedSupersede,
-  unchanged: readonly KvExpectation[] = NO_EXPECTATIONS,
+  unchanged: readonly KvExpectation[] = [],
 ): Promise<{ outcome: EnqueueOutcome; enqueued: EnqueueOutcome[] } | "raced"> {
-  // The common path only, in this function: what a run's submission runs once per run stays small enough for the
-  // JIT to optimize it within a few hundred runs (its rarer parts are functions of their own).
-  const ready = preparedWithEffects(core, queueName, payload, opts, effects, expected, unchanged);
-  const prepared = Array.isArray(ready) ? ready : await ready;
-  const ctx = core.ctx(prepared);
-  const applied = appliedWithEffects(core, ctx, prepared, effects, expected, unchanged);
-  if (applied === "raced") return applied;
-  const outcomes = applied.outcomes;
-  if (applied.commit !== undefined) {
-    await applied.commit;
-    core.announceInserted(prepared, outcomes, ctx.now);
-  }
-  return { outcome: outcomes[0]!, enqueued: outcomes.slice(1, 1 + effects.enqueues.length) };
-}
-
-/** No caller key to hold: the default of `enqueueWithEffects`'s `unchanged`, shared (nothing writes to it). */
-const NO_EXPECTATIONS: readonly KvExpectation[] = Object.freeze([]);
-
-/** The items of `enqueueWithEffects` checked and prepared (see `QueueCore.prepare`; a promise when a payload is offloaded). */
-function preparedWithEffects(
-  core: QueueCore,
-  queueName: string,
-  payload: Uint8Array,
-  opts: EnqueueOptions,
-  effects: SettlementEffects,
-  expected: ExpectedSupersede | undefined,
-  unchanged: readonly KvExpectation[],
-): PreparedEnqueue[] | Promise<PreparedEnqueue[]> {
   core.checkOpen();
   const own = enqueuedNowItem(queueName, payload, opts);
   for (const u of unchanged) validateKvKey(u.key);
-  return core.prepare(commitItems(core, own, effects.enqueues, expected?.effects.enqueues ?? []));
-}
-
-/** What `appliedWithEffects` staged: the outcomes, and the commit to wait for (undefined on a dedup hit: nothing written). */
-interface AppliedWithEffects {
-  readonly outcomes: EnqueueOutcome[];
-  readonly commit: Promise<void> | undefined;
-}
-
-/**
- * The transaction of `enqueueWithEffects`, applied and committed in the
- * caller's turn: `"raced"` (nothing written) when a key of `unchanged` or
- * the expected supersession no longer holds. Unused prepared payloads are
- * discarded whatever happens.
- */
-function appliedWithEffects(
-  core: QueueCore,
-  ctx: TransitionContext,
-  prepared: PreparedEnqueue[],
-  effects: SettlementEffects,
-  expected: ExpectedSupersede | undefined,
-  unchanged: readonly KvExpectation[],
-): AppliedWithEffects | "raced" {
+  const ready = core.prepare(commitItems(core, own, effects.enqueues, expected?.effects.enqueues ?? []));
+  const prepared = Array.isArray(ready) ? ready : await ready;
   let outcomes: EnqueueOutcome[] | undefined;
+  let commit: Promise<void> | undefined;
+  const ctx = core.ctx(prepared);
   try {
     core.checkOpen();
     const txn = new Txn(core.engine);
     // Read in the commit's own turn: no other commit lands between this check and the insert.
     for (const u of unchanged) if (!sameKvValue(txn.get(userKey(u.key)), u.value)) return "raced";
     const first = insertJob(txn, ctx, prepared[0]!);
-    if (!first.newlyEnqueued) {
-      outcomes = [first];
-      return { outcomes, commit: undefined };
-    }
-    if (expected !== undefined && first.superseded !== expected.jobId) return "raced";
-    const own = prepared.slice(1, 1 + effects.enqueues.length);
-    outcomes = [first, ...core.applyEffects(txn, ctx, effects, own)];
-    if (expected !== undefined && expected.jobId !== undefined)
-      outcomes = supersedingOutcomes(core, txn, ctx, outcomes, expected, prepared.slice(1 + own.length));
-    return { outcomes, commit: core.commit(txn, true) };
+    if (expected !== undefined && first.newlyEnqueued && first.superseded !== expected.jobId) return "raced";
+    if (first.newlyEnqueued) {
+      const own = prepared.slice(1, 1 + effects.enqueues.length);
+      outcomes = [first, ...core.applyEffects(txn, ctx, effects, own)];
+      if (expected !== undefined && expected.jobId !== undefined)
+        // A new list, not a push: its elements are defined, none handed to a setter a prototype holds under its index.
+        outcomes = [...outcomes, ...core.applyEffects(txn, ctx, expected.effects, prepared.slice(1 + own.length))];
+      commit = core.commit(txn, true);
+    } else outcomes = [first];
   } finally {
     core.discardUnused(prepared, outcomes);
   }
-}
-
-/** `outcomes` with those of the superseded run's effects (`expected.effects`, items `rest`) applied to `txn`. */
-function supersedingOutcomes(
-  core: QueueCore,
-  txn: Txn,
-  ctx: TransitionContext,
-  outcomes: EnqueueOutcome[],
-  expected: ExpectedSupersede,
-  rest: PreparedEnqueue[],
-): EnqueueOutcome[] {
-  // A new list, not a push: its elements are defined, none handed to a setter a prototype holds under its index.
-  return [...outcomes, ...core.applyEffects(txn, ctx, expected.effects, rest)];
+  if (commit !== undefined) {
+    await commit;
+    core.announceInserted(prepared, outcomes, ctx.now);
+  }
+  return { outcome: outcomes[0]!, enqueued: outcomes.slice(1, 1 + effects.enqueues.length) };
 }

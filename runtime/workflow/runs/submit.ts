@@ -259,50 +259,6 @@ async function submitAs(
    */
   unchanged?: readonly KvExpectation[],
 ): Promise<SubmitOutcome | "raced"> {
-  // Every check in a function of its own, called in this async function's frame: a refusal rejects its promise.
-  const submission = checkedSubmission(core, spec, drawnGiven, group, mark, groupName, runtimeEffects, parent, unchanged);
-  const runId = submission.runId;
-  // Without a tracer no span and no attributes for it.
-  const span = tracing() ? startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer") : undefined;
-  try {
-    if (span !== undefined) submission.traceparent = traceparentOf(span);
-    // A redrive, sweep or removal names only a committed run: a fresh id's submission takes no lock. Its commit
-    // stands only while no record holds the id (a caller's submission may have named it): another id is drawn then.
-    // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
-    // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
-    let out = submission.fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
-    while (out === "taken") out = await submitLocked(submission.redrawn(drawRunId(core)));
-    if (span !== undefined) endSubmitSpan(span, out);
-    if (out !== "raced" && out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
-    return out;
-  } catch (e) {
-    endWithError(span, e, "submit");
-    throw e;
-  }
-}
-
-/** Ends submission span `span` with the submission's outcome. */
-function endSubmitSpan(span: NonNullable<ReturnType<typeof startSpan>>, out: SubmitOutcome | "raced"): void {
-  if (out === "raced") endOk(span, { "taquba.outcome": "raced" });
-  else endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId, "taquba.run.id": out.runId });
-}
-
-/**
- * Submission `spec` checked, each of its fields read once (see `submitAs`
- * for the other parameters): the submission its locked part reads. Throws
- * what the submission is refused with.
- */
-function checkedSubmission(
-  core: RuntimeCore,
-  spec: RunSpec,
-  drawnGiven: boolean,
-  group: GroupRef | undefined,
-  mark: AppliedMark<SubmitOutcome> | undefined,
-  groupName: string | undefined,
-  runtimeEffects: SettlementEffects | undefined,
-  parent: ParentRef | undefined,
-  unchanged: readonly KvExpectation[] | undefined,
-): Submission {
   // A closed queue still answers reads from memory: a run found there is refused as a new one is at its commit.
   // (A submission called before the close and waiting on the run's lock goes on, as the close lets it.)
   // The run events close, with the queue's closed signal's reason, in that signal's abort event: read here in its
@@ -334,8 +290,8 @@ function checkedSubmission(
   const flow = optionsRead ? checkRunOptionValues(options, "RunOptions") : options.flow === undefined ? undefined : flowHeaders(options.flow);
   const effects = checkEffects(spec.effects);
   const inputSha256 = sha256Hex(input);
-  // One submission object read by the locked part: no closure over the caller's frame, no frame between the lock and it.
-  return new Submission(
+  // One submission object read by the locked part: no closure over this frame's fields, no frame between the lock and it.
+  const submission = new Submission(
     core,
     runId,
     fresh,
@@ -353,6 +309,29 @@ function checkedSubmission(
     parent,
     unchanged,
   );
+  // Without a tracer no span and no attributes for it.
+  const span = tracing() ? startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer") : undefined;
+  try {
+    if (span !== undefined) submission.traceparent = traceparentOf(span);
+    // A redrive, sweep or removal names only a committed run: a fresh id's submission takes no lock. Its commit
+    // stands only while no record holds the id (a caller's submission may have named it): another id is drawn then.
+    // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
+    // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
+    let out = submission.fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
+    while (out === "taken") out = await submitLocked(submission.redrawn(drawRunId(core)));
+    if (span !== undefined) endSubmitSpan(span, out);
+    if (out !== "raced" && out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
+    return out;
+  } catch (e) {
+    endWithError(span, e, "submit");
+    throw e;
+  }
+}
+
+/** Ends submission span `span` with the submission's outcome. */
+function endSubmitSpan(span: NonNullable<ReturnType<typeof startSpan>>, out: SubmitOutcome | "raced"): void {
+  if (out === "raced") endOk(span, { "taquba.outcome": "raced" });
+  else endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId, "taquba.run.id": out.runId });
 }
 
 /**
@@ -407,7 +386,12 @@ class Submission {
     readonly runtimeEffects: SettlementEffects | undefined,
     readonly parent: ParentRef | undefined,
     readonly unchanged: readonly KvExpectation[] | undefined,
-  ) {}
+  ) {
+    this.optionalRecordFields = options.priority !== undefined || options.maxAttemptsPerStep !== undefined || group !== undefined || parent !== undefined;
+  }
+
+  /** The run record has a field a run seldom has (see `setOptionalRecordFields`). */
+  readonly optionalRecordFields: boolean;
 
   /** This fresh submission under `runId`, drawn again because a record held the id drawn before. */
   redrawn(runId: RunId): Submission {
@@ -469,9 +453,35 @@ async function submitOnce(s: Submission): Promise<SubmitOutcome | "raced" | "tak
   for (;;) {
     const jobId = core.queue.nextJobId();
     try {
-      const record = runRecordOf(s, submission);
+      const submittedAtMs = core.clock.now();
+      // Optional fields set after the others, in the record's own order: no empty object spread per absent one.
+      const record: Building<RunRecord> = {
+        runId,
+        submittedAtMs,
+        inputSha256: s.inputSha256,
+        // Records of this pass (a job's result, a group member's end) name it; a redrive draws another.
+        incarnation: submission,
+        // Told apart from every other run under this id: children name it (see `children/child-runs`).
+        submission,
+        headers: s.headers,
+        memoPrefix: core.memos.prefix,
+        // Its own memos: a run under this id that ended before wrote its own under another set.
+        memoSet: submission,
+      };
+      // The rare fields (a group, a parent, options set) out of line: this function runs once per run.
+      if (s.optionalRecordFields) setOptionalRecordFields(s, record);
       const effects = new SettlementEffects();
-      const described = stageRunRecords(s, record, effects, rk, pk, jobId);
+      if (s.effects !== undefined) effects.merge(s.effects);
+      // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
+      if (s.runtimeEffects !== undefined) effects.merge(s.runtimeEffects);
+      // The runtime's own records, encoded for this commit alone: staged without kvPut's copy.
+      stageCommitOnly(effects, rk, runRecordForCommit(record, core.queue));
+      const described = describePayload(core.runner, input);
+      stageCommitOnly(
+        effects,
+        pk,
+        stepPointerForCommit(described?.step === undefined ? { step: 0, jobId } : { step: 0, jobId, name: described.step }, core.queue),
+      );
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
       // Read in this turn when the queue offers it: a caller's id commits in the turn of its reads, before a
@@ -487,7 +497,11 @@ async function submitOnce(s: Submission): Promise<SubmitOutcome | "raced" | "tak
       stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
       if (s.mark !== undefined || s.group !== undefined) stageMarkAndMember(s, effects, jobId, submission);
       // What was read (a fresh id: nothing) still holds in the commit, or the commit is refused (see `submitLocked`).
-      const unchanged = heldAtCommit(s, rk, tk, earlier);
+      const held: KvExpectation[] = [
+        { key: rk, value: null },
+        { key: tk, value: earlier },
+      ];
+      const unchanged = s.unchanged === undefined ? held : [...s.unchanged, ...held];
       // Drawn from the queue this enqueue commits to: inserted without a look-up unless a caller's id may have taken it since.
       const drawn = stepZeroOptions(s, jobId, flow);
       if (s.options.debounce === undefined) {
@@ -516,52 +530,13 @@ async function duplicateOf(s: Submission, existing: Uint8Array, rk: string, pk: 
   return { runId, jobId, newlySubmitted: false };
 }
 
-/** The run record of submission `s`, drawn as `submission` (its first incarnation and memo set). */
-function runRecordOf(s: Submission, submission: string): RunRecord {
+/** Sets on `record` the fields of submission `s` a run seldom has: its priority and attempts, its group, its parent. */
+function setOptionalRecordFields(s: Submission, record: Building<RunRecord>): void {
   const { options, group, parent } = s;
-  // Optional fields set after the others, in the record's own order: no empty object spread per absent one.
-  const record: Building<RunRecord> = {
-    runId: s.runId,
-    submittedAtMs: s.core.clock.now(),
-    inputSha256: s.inputSha256,
-    // Records of this pass (a job's result, a group member's end) name it; a redrive draws another.
-    incarnation: submission,
-    // Told apart from every other run under this id: children name it (see `children/child-runs`).
-    submission,
-    headers: s.headers,
-    memoPrefix: s.core.memos.prefix,
-    // Its own memos: a run under this id that ended before wrote its own under another set.
-    memoSet: submission,
-  };
   if (options.priority !== undefined) record.priority = options.priority;
   if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;
   if (group !== undefined) record.group = { id: group.id, key: group.key };
   if (parent !== undefined) record.parent = { ...parent };
-  return record;
-}
-
-/**
- * Stages into `effects` the caller's and the runtime's effects of `s`, then
- * the run record `record` (at `rk`) and the step pointer to step 0, job
- * `jobId` (at `pk`); returns what the runner says of the input.
- */
-function stageRunRecords(
-  s: Submission,
-  record: RunRecord,
-  effects: SettlementEffects,
-  rk: string,
-  pk: string,
-  jobId: string,
-): ReturnType<typeof describePayload> {
-  const core = s.core;
-  if (s.effects !== undefined) effects.merge(s.effects);
-  // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
-  if (s.runtimeEffects !== undefined) effects.merge(s.runtimeEffects);
-  // The runtime's own records, encoded for this commit alone: staged without kvPut's copy.
-  stageCommitOnly(effects, rk, runRecordForCommit(record, core.queue));
-  const described = describePayload(core.runner, s.input);
-  stageCommitOnly(effects, pk, stepPointerForCommit(described?.step === undefined ? { step: 0, jobId } : { step: 0, jobId, name: described.step }, core.queue));
-  return described;
 }
 
 /** Stages into `effects` the removal of terminal record `earlier` (at `tk`) of an earlier run under the id, with that run's index entries and history. */
@@ -577,15 +552,6 @@ function stageMarkAndMember(s: Submission, effects: SettlementEffects, jobId: st
   if (group !== undefined) {
     effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: submission, state: "active" }));
   }
-}
-
-/** The keys whose values must hold at the commit: no run record at `rk`, the terminal record at `tk` as read (`earlier`), and the caller's of `s`. */
-function heldAtCommit(s: Submission, rk: string, tk: string, earlier: Uint8Array | null): readonly KvExpectation[] {
-  const held: KvExpectation[] = [
-    { key: rk, value: null },
-    { key: tk, value: earlier },
-  ];
-  return s.unchanged === undefined ? held : [...s.unchanged, ...held];
 }
 
 /**
