@@ -48,26 +48,18 @@ function isUnreadable(f: PromiseSettledResult<unknown>): boolean {
 }
 
 export async function claimBatch(core: QueueCore, queueName: string, max: number, leaseMs?: number): Promise<ClaimedJob[]> {
-  core.checkOpen();
-  if (core.closing) throw new ClosedError(`queue "${core.name}"`);
-  validateQueueName(queueName);
-  validatePositiveInt("claimBatch max", max);
-  const { leaseMs: defaultLease } = core.configs.get(queueName);
+  // The common path only, in this function: a batch's claim runs about once per run, so its rarer parts (the
+  // checks' refusals, damaged records, payloads fetched, a close meanwhile) are functions of their own and
+  // the JIT optimizes what is left within a few hundred runs.
+  const lease = checkedLease(core, queueName, max, leaseMs);
   const limits = core.limitsOf(queueName);
-  const lease = leaseMs ?? defaultLease;
-  validatePositiveInt("leaseMs", lease);
-  validateMillis("leaseMs", lease);
   // With a limit, jobs it holds back stay pending and the scan looks further, within a budget.
   const scanLimit = hasLimits(limits) ? max + ADMISSION_SCAN_BUDGET : max;
   let ids = pendingIds(core, queueName, scanLimit);
   let now: number;
   let txn: Txn;
-  const claimed: [JobRecord, LeaseEntry][] = [];
-  const stored = new Map<string, Uint8Array | undefined>();
-  let retryAt: number | undefined;
-  let setAside: DeadLetteredEvent[] | undefined;
-  // When the first of the claims was made: the earliest lease expiry, when a scan went on after damaged jobs.
-  let firstClaimAt: number | undefined;
+  const scan = new ClaimScan();
+  const claimed = scan.claimed;
   for (;;) {
     // Scan again after each wait: the scan and the claim must share one synchronous run.
     for (let w = warmJobs(core.engine, ids); w !== undefined; w = warmJobs(core.engine, ids)) {
@@ -79,37 +71,17 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     now = core.clock.now();
     txn = new Txn(core.engine);
     const before = claimed.length;
-    const damaged = claimPending(
-      core,
-      txn,
-      queueName,
-      ids,
-      max,
-      now,
-      limits,
-      lease,
-      claimed,
-      stored,
-      (at) => (retryAt = Math.min(retryAt ?? at, at)),
-      (e) => (setAside ??= []).push(e),
-    );
-    if (claimed.length > before) firstClaimAt ??= now;
+    const damaged = claimPending(core, txn, queueName, ids, max, now, limits, lease, scan);
+    if (claimed.length > before) scan.firstClaimAt ??= now;
     // Damaged or missing records were passed: good jobs may wait after the scan, which then goes on to fill the batch.
     if (!damaged || claimed.length === max || (claimed.length > 0 && ids.length < scanLimit)) break;
     // Set aside (and the claims so far) in this commit: the next scan passes them.
-    announceSetAside(core, core.commit(txn, true), setAside ?? []);
-    setAside = undefined;
+    scan.commitSetAside(core, txn);
     ids = pendingIds(core, queueName, scanLimit);
   }
-  if (retryAt !== undefined) wakeWhenRateFrees(core, queueName, retryAt);
+  if (scan.retryAt !== undefined) wakeWhenRateFrees(core, queueName, scan.retryAt);
   if (claimed.length === 0) return [];
-  // Also when the queue has no limit left: a removed rate limit must not stay on record for readers.
-  recordRateConfig(txn, queueName, limits.rateLimit);
-  if (setAside === undefined) core.commitApplied(txn);
-  else announceSetAside(core, core.commit(txn, true), setAside);
-  const recordAt = core.foreignCommits;
-  for (const c of claimed) c[1].recordAt = recordAt;
-  core.loop.rearm((firstClaimAt ?? now) + lease);
+  commitClaims(core, txn, queueName, limits, scan, (scan.firstClaimAt ?? now) + lease);
   // Counted until handed out: they hold their claimer's capacity already (see `mayChain`). In this function,
   // not a helper it awaits: no extra await on the path that hands the jobs to the worker.
   core.countClaimsInFlight(queueName, claimed.length);
@@ -120,8 +92,8 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
     // run: a worker may claim, run and settle a job before a reader that enqueued it reads it again.
     // A close that began while the scan waited takes the path below, which gives the jobs back.
     if (durable === undefined && !core.closing && claimed.every(([r]) => r.payloadRef === undefined))
-      return claimed.map(([r, e]) => makeClaimedJob(core, core.leases, core.clock, r, e, r.payload, stored.get(r.id)));
-    const fetching = Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
+      return claimed.map(([r, e]) => makeClaimedJob(core, core.leases, core.clock, r, e, r.payload, scan.stored.get(r.id)));
+    const fetching = fetchedPayloads(core, claimed);
     const waiting = durable === undefined ? fetching : Promise.allSettled([durable, fetching]);
     core.claimsWaiting.add(waiting);
     let fetched: Awaited<typeof fetching>;
@@ -129,49 +101,125 @@ export async function claimBatch(core: QueueCore, queueName: string, max: number
       if (durable !== undefined) await durable;
       fetched = await fetching;
       // A close began meanwhile: it waits for this claim, which gives its jobs back, attempts uncounted.
-      if (core.closing) {
-        release(
-          core,
-          claimed.map(([r, e]) => [r.id, e.token]),
-        );
-        throw new ClosedError(`queue "${core.name}"`);
-      }
+      if (core.closing) throw givenBackOnClose(core, claimed);
     } finally {
       core.claimsWaiting.delete(waiting);
     }
     // A missing or corrupted payload object never heals: dead-letter that job.
     // Any other failure (the store is unreachable) may pass: put the whole
     // batch back and report it.
-    if (fetched.some((f) => f.status === "rejected")) {
-      // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
-      // The claims' own: a batch that scanned more than once holds claims of scans before its last.
-      const held = claimed.map(([r]) => r.id);
-      for (let w = warmJobs(core.engine, held); w !== undefined; w = warmJobs(core.engine, held)) await w;
-    }
-    const missing = claimed.filter((_, i) => isUnreadable(fetched[i]!));
-    if (missing.length > 0)
-      killMissing(
-        core,
-        missing,
-        claimed.map(([r], i) => [r.id, fetched[i]!] as const),
-      );
-    const failure = fetched.find((f) => f.status === "rejected" && !isUnreadable(f));
-    if (failure !== undefined) {
-      release(
-        core,
-        claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
-      );
-      throw (failure as PromiseRejectedResult).reason;
-    }
-    const out: ClaimedJob[] = [];
-    claimed.forEach(([r, e], i) => {
-      const f = fetched[i]!;
-      if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, stored.get(r.id)));
-    });
-    return out;
+    if (fetched.some((f) => f.status === "rejected")) return await afterFailedFetch(core, scan, fetched);
+    return fetchedJobs(core, scan, fetched);
   } finally {
     core.countClaimsInFlight(queueName, -claimed.length);
   }
+}
+
+/** Commits the claims of `scan` (`txn`), with the queue's rate limit on record, and arms the lease loop for `expiry`, the first lease's end. */
+function commitClaims(core: QueueCore, txn: Txn, queueName: string, limits: ReturnType<QueueCore["limitsOf"]>, scan: ClaimScan, expiry: number): void {
+  // Also when the queue has no limit left: a removed rate limit must not stay on record for readers.
+  recordRateConfig(txn, queueName, limits.rateLimit);
+  if (scan.setAside === undefined) core.commitApplied(txn);
+  else scan.commitSetAside(core, txn);
+  const recordAt = core.foreignCommits;
+  for (const c of scan.claimed) c[1].recordAt = recordAt;
+  core.loop.rearm(expiry);
+}
+
+/** The lease of a claim of up to `max` jobs of `queueName` (`leaseMs`, or the queue's), every argument checked. */
+function checkedLease(core: QueueCore, queueName: string, max: number, leaseMs: number | undefined): number {
+  core.checkOpen();
+  if (core.closing) throw new ClosedError(`queue "${core.name}"`);
+  validateQueueName(queueName);
+  validatePositiveInt("claimBatch max", max);
+  const lease = leaseMs ?? core.configs.get(queueName).leaseMs;
+  validatePositiveInt("leaseMs", lease);
+  validateMillis("leaseMs", lease);
+  return lease;
+}
+
+/**
+ * What one batch claim's scans found: the claims (with their stored
+ * bytes), when a held-back job may be claimed, the jobs set aside for
+ * damaged records and when the first claim was made. An object rather than
+ * closures over the claim's frame: nothing made per call for the rare cases.
+ */
+class ClaimScan {
+  readonly claimed: [JobRecord, LeaseEntry][] = [];
+  readonly stored = new Map<string, Uint8Array | undefined>();
+  /** The earliest time a job held back by a limit may be claimed. */
+  retryAt: number | undefined = undefined;
+  /** Jobs set aside for damaged records, announced once the commit that set them aside is durable. */
+  setAside: DeadLetteredEvent[] | undefined = undefined;
+  /** When the first of the claims was made: the earliest lease expiry, when a scan went on after damaged jobs. */
+  firstClaimAt: number | undefined = undefined;
+
+  heldBack(at: number): void {
+    this.retryAt = Math.min(this.retryAt ?? at, at);
+  }
+
+  aside(e: DeadLetteredEvent): void {
+    (this.setAside ??= []).push(e);
+  }
+
+  /** Commits `txn` (durably) and announces the jobs set aside in it once it is durable. */
+  commitSetAside(core: QueueCore, txn: Txn): void {
+    announceSetAside(core, core.commit(txn, true), this.setAside ?? []);
+    this.setAside = undefined;
+  }
+}
+
+/** The claims' payloads: inline ones as they are, offloaded ones read from the store. */
+function fetchedPayloads(core: QueueCore, claimed: readonly [JobRecord, LeaseEntry][]): Promise<PromiseSettledResult<Uint8Array>[]> {
+  return Promise.allSettled(claimed.map(([r]) => (r.payloadRef === undefined ? r.payload : core.payloads.read(r.id, r.payloadRef, r.payloadSize))));
+}
+
+/** Gives the claims back (a close began while they waited; their attempts uncounted): the error the claim throws. */
+function givenBackOnClose(core: QueueCore, claimed: readonly [JobRecord, LeaseEntry][]): ClosedError {
+  release(
+    core,
+    claimed.map(([r, e]) => [r.id, e.token]),
+  );
+  return new ClosedError(`queue "${core.name}"`);
+}
+
+/**
+ * The claimed jobs after a payload read failed: a missing or corrupted one
+ * is dead-lettered; any other failure puts the rest of the batch back and
+ * is thrown.
+ */
+async function afterFailedFetch(core: QueueCore, scan: ClaimScan, fetched: PromiseSettledResult<Uint8Array>[]): Promise<ClaimedJob[]> {
+  const claimed = scan.claimed;
+  // Both paths below read the claimed records again; a checkpoint may have paged them out meanwhile.
+  // The claims' own: a batch that scanned more than once holds claims of scans before its last.
+  const held = claimed.map(([r]) => r.id);
+  for (let w = warmJobs(core.engine, held); w !== undefined; w = warmJobs(core.engine, held)) await w;
+  const missing = claimed.filter((_, i) => isUnreadable(fetched[i]!));
+  if (missing.length > 0)
+    killMissing(
+      core,
+      missing,
+      claimed.map(([r], i) => [r.id, fetched[i]!] as const),
+    );
+  const failure = fetched.find((f) => f.status === "rejected" && !isUnreadable(f));
+  if (failure !== undefined) {
+    release(
+      core,
+      claimed.filter(([r]) => !missing.some(([m]) => m.id === r.id)).map(([r, e]) => [r.id, e.token]),
+    );
+    throw (failure as PromiseRejectedResult).reason;
+  }
+  return fetchedJobs(core, scan, fetched);
+}
+
+/** The claimed jobs whose payloads were read. */
+function fetchedJobs(core: QueueCore, scan: ClaimScan, fetched: PromiseSettledResult<Uint8Array>[]): ClaimedJob[] {
+  const out: ClaimedJob[] = [];
+  scan.claimed.forEach(([r, e], i) => {
+    const f = fetched[i]!;
+    if (f.status === "fulfilled") out.push(makeClaimedJob(core, core.leases, core.clock, r, e, f.value, scan.stored.get(r.id)));
+  });
+  return out;
 }
 
 /**
@@ -192,17 +240,15 @@ function claimPending(
   now: number,
   limits: ReturnType<QueueCore["limitsOf"]>,
   lease: number,
-  claimed: [JobRecord, LeaseEntry][],
-  stored: Map<string, Uint8Array | undefined>,
-  heldBack: (retryAt: number) => void,
-  aside: (e: DeadLetteredEvent) => void,
+  scan: ClaimScan,
 ): boolean {
+  const { claimed, stored } = scan;
   let damaged = false;
   for (const id of ids) {
     if (claimed.length === max) break;
     const r = readIndexedJob(txn, id, queueName);
     if (r === undefined || r instanceof DamagedRecord) {
-      damaged = clearBrokenPending(core, txn, core.ctx(), queueName, id, r, ids.length, aside) || damaged;
+      damaged = clearBrokenPending(core, txn, core.ctx(), queueName, id, r, ids.length, (e) => scan.aside(e)) || damaged;
       continue;
     }
     if (r.state !== "pending") continue;
@@ -210,7 +256,7 @@ function claimPending(
     seedRateWindows(txn, core.leases.windows, limits, r.headers, now);
     const a = admit(core.leases.slots, core.leases.windows, limits, r.headers, now);
     if (!a.admit) {
-      if (a.retryAt !== undefined) heldBack(a.retryAt);
+      if (a.retryAt !== undefined) scan.heldBack(a.retryAt);
       continue;
     }
     // The durable windows ride on this claim's commit: readers elsewhere see the rate limit, a restarted owner keeps counting.

@@ -365,9 +365,7 @@ export class WorkflowRuntime {
           }
           if (r.kind === "unknown") throw new RunNotFoundError(runId);
         } catch (e) {
-          if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;
-          fault = e;
-          this.#logger.error({ err: e, runId }, "wait could not read the run (store fault); reading again at the next poll");
+          fault = this.#waitedFault(e, runId);
         }
         const now = core.clock.now();
         if (deadline !== undefined && now >= deadline) {
@@ -388,10 +386,7 @@ export class WorkflowRuntime {
         if (deadline === undefined) this.#poll.join(sub);
         else tick = cancellableCall(core.clock, now + Math.min(core.pollIntervalMs, deadline - now), sub.wake);
         // After a fault, read again within about a second of real time, whatever clock the runtime runs on.
-        if (fault !== undefined) {
-          faultTick = new AbortController();
-          sleep(backoffMs(STORE_RETRY, ++faults), faultTick.signal).then(sub.wake, () => undefined);
-        }
+        if (fault !== undefined) faultTick = faultRetry(sub, ++faults);
         await sub.promise;
       } finally {
         if (sub !== undefined) {
@@ -404,6 +399,13 @@ export class WorkflowRuntime {
         faultTick?.abort(WAIT_ROUND_OVER);
       }
     }
+  }
+
+  /** `e`, a wait's read failure, when it is a store fault the wait waits out (logged); thrown otherwise. */
+  #waitedFault(e: unknown, runId: RunId): unknown {
+    if (!isStoreFault(e) || e instanceof RunNotFoundError) throw e;
+    this.#logger.error({ err: e, runId }, "wait could not read the run (store fault); reading again at the next poll");
+    return e;
   }
 
   /**
@@ -619,4 +621,11 @@ export class WorkflowRuntime {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** Wakes wait round `sub` after the backoff of its `faults`-th store fault in a row (real time, whatever the runtime's clock); abort the controller to drop it. */
+function faultRetry(sub: RunWait, faults: number): AbortController {
+  const faultTick = new AbortController();
+  sleep(backoffMs(STORE_RETRY, faults), faultTick.signal).then(sub.wake, () => undefined);
+  return faultTick;
 }

@@ -22,7 +22,7 @@ import {
   type RunRecord,
 } from "../records/records.js";
 import { HEADER_RUN_ID, HEADER_STEP, HEADER_TRACEPARENT, RESERVED_HEADER_PREFIX, RESERVED_KV_PREFIX } from "../records/reserved.js";
-import { endOk, endWithError, startSpan, traceparentOf } from "../../telemetry/tracing.js";
+import { endOk, endWithError, startSpan, traceparentOf, tracing } from "../../telemetry/tracing.js";
 import { instruments } from "../../telemetry/metrics.js";
 import { RunId } from "./run-id.js";
 import { routedOn } from "./shard-placement.js";
@@ -32,7 +32,8 @@ import type { RuntimeCore } from "../runtime-core.js";
 import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
 import { ClosedError, ValidationError } from "../../errors.js";
 import { bytesAtCall } from "../bytes-at-call.js";
-import { checkRunHeaders, checkRunPayload } from "../limits.js";
+import { checkRunHeaders, checkRunPayload, MAX_RUN_PAYLOAD_BYTES } from "../limits.js";
+import { copyOwned } from "../../queue/owned-bytes.js";
 import { describePayload, stageForgotten, stageSubmission } from "./index-effects.js";
 import { checkRunDebounce, supersessionOf } from "./debounce.js";
 import { drawnIdTaken } from "./drawn-job-id.js";
@@ -141,7 +142,8 @@ export function withCurrentLimit(core: Pick<RuntimeCore, "queue" | "queueName">,
  * not an empty input.
  */
 export function runInputAtCall(runId: string, input: Uint8Array): Uint8Array {
-  return bytesAtCall(`the input of run "${runId}"`, input);
+  // The run's name in the refusal built only for one: a submission's common path builds no message.
+  return copyOwned(input) ?? bytesAtCall(`the input of run "${runId}"`, input);
 }
 
 /**
@@ -282,52 +284,54 @@ async function submitAs(
   // The input as it is now: the submission reads the store before it enqueues, and the caller may change its array meanwhile.
   // The spec's input and effects as checked are held here, not in copies of the spec.
   const input = runInputAtCall(runId, spec.input);
-  checkRunPayload(`the input of run "${runId}"`, input);
+  if (input.byteLength > MAX_RUN_PAYLOAD_BYTES) checkRunPayload(`the input of run "${runId}"`, input);
   if (!optionsRead) checkRunOptions(options);
   // The flow's headers made once, here, for the run's steps (see `submitLocked`).
   const flow = optionsRead ? checkRunOptionValues(options, "RunOptions") : options.flow === undefined ? undefined : flowHeaders(options.flow);
   const effects = checkEffects(spec.effects);
   const inputSha256 = sha256Hex(input);
-  const span = startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer");
+  // One submission object read by the locked part: no closure over this frame's fields, no frame between the lock and it.
+  const submission = new Submission(
+    core,
+    runId,
+    fresh,
+    input,
+    effects,
+    options,
+    headers,
+    flow,
+    inputSha256,
+    undefined,
+    group,
+    mark,
+    groupName,
+    runtimeEffects,
+    parent,
+    unchanged,
+  );
+  // Without a tracer no span and no attributes for it.
+  const span = tracing() ? startSpan("taquba.submit", { "taquba.run.id": runId, "taquba.queue": core.queueName }, undefined, "producer") : undefined;
   try {
-    const traceparent = span === undefined ? undefined : traceparentOf(span);
-    // One submission object read by the locked part: no closure over this frame's fields, no frame between the lock and it.
-    const submission = new Submission(
-      core,
-      runId,
-      fresh,
-      input,
-      effects,
-      options,
-      headers,
-      flow,
-      inputSha256,
-      traceparent,
-      group,
-      mark,
-      groupName,
-      runtimeEffects,
-      parent,
-      unchanged,
-    );
-    // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
-    // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
+    if (span !== undefined) submission.traceparent = traceparentOf(span);
     // A redrive, sweep or removal names only a committed run: a fresh id's submission takes no lock. Its commit
     // stands only while no record holds the id (a caller's submission may have named it): another id is drawn then.
-    let fromFresh = fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
-    while (fromFresh === "taken") fromFresh = await submitLocked(submission.redrawn(drawRunId(core)));
-    const out = fromFresh;
-    if (out === "raced") {
-      endOk(span, { "taquba.outcome": "raced" });
-      return out;
-    }
-    endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId, "taquba.run.id": out.runId });
-    if (out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
+    // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
+    // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
+    let out = submission.fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
+    while (out === "taken") out = await submitLocked(submission.redrawn(drawRunId(core)));
+    if (span !== undefined) endSubmitSpan(span, out);
+    if (out !== "raced" && out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
   } catch (e) {
     endWithError(span, e, "submit");
     throw e;
   }
+}
+
+/** Ends submission span `span` with the submission's outcome. */
+function endSubmitSpan(span: NonNullable<ReturnType<typeof startSpan>>, out: SubmitOutcome | "raced"): void {
+  if (out === "raced") endOk(span, { "taquba.outcome": "raced" });
+  else endOk(span, { "taquba.outcome": out.newlySubmitted ? "submitted" : "duplicate", "taquba.job.id": out.jobId, "taquba.run.id": out.runId });
 }
 
 /**
@@ -374,14 +378,20 @@ class Submission {
     /** The flow's step headers as checked (`flowHeaders`), without the rule's limit; undefined without a flow. */
     readonly flow: Record<string, string> | undefined,
     readonly inputSha256: string,
-    readonly traceparent: string | undefined,
+    /** The submission span's trace context, set once the span is started (after the checks). */
+    public traceparent: string | undefined,
     readonly group: GroupRef | undefined,
     readonly mark: AppliedMark<SubmitOutcome> | undefined,
     readonly groupName: string | undefined,
     readonly runtimeEffects: SettlementEffects | undefined,
     readonly parent: ParentRef | undefined,
     readonly unchanged: readonly KvExpectation[] | undefined,
-  ) {}
+  ) {
+    this.optionalRecordFields = options.priority !== undefined || options.maxAttemptsPerStep !== undefined || group !== undefined || parent !== undefined;
+  }
+
+  /** The run record has a field a run seldom has (see `setOptionalRecordFields`). */
+  readonly optionalRecordFields: boolean;
 
   /** This fresh submission under `runId`, drawn again because a record held the id drawn before. */
   redrawn(runId: RunId): Submission {
@@ -424,20 +434,17 @@ async function submitLocked(s: Submission): Promise<SubmitOutcome | "raced" | "t
 }
 
 async function submitOnce(s: Submission): Promise<SubmitOutcome | "raced" | "taken"> {
-  const { core, runId, input, options, headers, inputSha256, group, parent } = s;
+  // The common path (a fresh id's first submission) only, in this function: a submission runs once per run, so
+  // its rarer parts (a duplicate, an earlier run under the id, a group, a mark, a debounce) and the record's
+  // making are functions of their own, and the JIT optimizes what is left within a few hundred runs.
+  const { core, runId, input } = s;
   // Each of the run's keys built once per submission.
   const rk = runKey(core.queueName, runId);
   const pk = stepPointerKey(core.queueName, runId);
   const tk = terminalRecordKey(core.queueName, runId);
   const existingNow = s.fresh ? null : readNow(core, rk);
   const existing = existingNow !== undefined ? existingNow : await core.queue.kvGet(rk);
-  if (existing !== null) {
-    const record = decodeRunRecord(existing, rk);
-    if (record.inputSha256 !== inputSha256) throw new InputMismatchError(runId);
-    const pointer = await core.queue.kvGet(pk);
-    const jobId = pointer === null ? await endedSince(core, runId, record) : decodeStepPointer(pointer, pk).jobId;
-    return { runId, jobId, newlySubmitted: false };
-  }
+  if (existing !== null) return await duplicateOf(s, existing, rk, pk);
   // This submission, told apart from every other under this id: it names the run's children and memo
   // set, and is its first incarnation. Not its first step's job id: a caller's WorkflowQueue may name
   // that job as an earlier run's, gone since.
@@ -451,20 +458,18 @@ async function submitOnce(s: Submission): Promise<SubmitOutcome | "raced" | "tak
       const record: Building<RunRecord> = {
         runId,
         submittedAtMs,
-        inputSha256,
+        inputSha256: s.inputSha256,
         // Records of this pass (a job's result, a group member's end) name it; a redrive draws another.
         incarnation: submission,
         // Told apart from every other run under this id: children name it (see `children/child-runs`).
         submission,
-        headers,
+        headers: s.headers,
         memoPrefix: core.memos.prefix,
         // Its own memos: a run under this id that ended before wrote its own under another set.
         memoSet: submission,
       };
-      if (options.priority !== undefined) record.priority = options.priority;
-      if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;
-      if (group !== undefined) record.group = { id: group.id, key: group.key };
-      if (parent !== undefined) record.parent = { ...parent };
+      // The rare fields (a group, a parent, options set) out of line: this function runs once per run.
+      if (s.optionalRecordFields) setOptionalRecordFields(s, record);
       const effects = new SettlementEffects();
       if (s.effects !== undefined) effects.merge(s.effects);
       // The runtime's own writes (a schedule's state) may use the reserved prefix the caller's may not.
@@ -479,44 +484,73 @@ async function submitOnce(s: Submission): Promise<SubmitOutcome | "raced" | "tak
       );
       // A terminal record of an earlier run under this id no longer describes the run, nor do
       // that run's index entries and history.
+      // Read in this turn when the queue offers it: a caller's id commits in the turn of its reads, before a
+      // fresh submission drawing that id can (whose commit is then refused and draws again).
       let earlier: Uint8Array | null = null;
       if (!s.fresh) {
         const earlierNow = readNow(core, tk);
         earlier = earlierNow !== undefined ? earlierNow : await core.queue.kvGet(tk);
-        if (earlier !== null) {
-          effects.kvDelete(tk);
-          await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
-        }
+        if (earlier !== null) await forgetEarlier(core, tk, earlier, effects);
       }
+      // The rule's limit travels with the steps, so readers in other processes can tell a full key.
+      const flow = s.flow === undefined ? NO_FLOW : withCurrentLimit(core, s.flow);
+      stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
+      if (s.mark !== undefined || s.group !== undefined) stageMarkAndMember(s, effects, jobId, submission);
       // What was read (a fresh id: nothing) still holds in the commit, or the commit is refused (see `submitLocked`).
       const held: KvExpectation[] = [
         { key: rk, value: null },
         { key: tk, value: earlier },
       ];
       const unchanged = s.unchanged === undefined ? held : [...s.unchanged, ...held];
-      // The rule's limit travels with the steps, so readers in other processes can tell a full key.
-      const flow = s.flow === undefined ? NO_FLOW : withCurrentLimit(core, s.flow);
-      stageSubmission(core.queueName, record, described, input, effects, s.groupName, flow, core.queue);
-      if (s.mark !== undefined) markEffects(s.mark, { runId, jobId, newlySubmitted: true }, effects);
-      if (group !== undefined) {
-        effects.kvPut(
-          groupMemberKey(core.queueName, group.id, group.key),
-          encodeGroupMember({ key: group.key, runId, incarnation: submission, state: "active" }),
-        );
-      }
       // Drawn from the queue this enqueue commits to: inserted without a look-up unless a caller's id may have taken it since.
       const drawn = stepZeroOptions(s, jobId, flow);
-      const out =
-        options.debounce !== undefined
-          ? await submitDebounced(core, runId, input, drawn, effects, options.debounce, unchanged)
-          : await enqueueFirstStep(core, runId, input, drawn, effects, unchanged);
-      if (out !== "raced") return out;
+      if (s.options.debounce === undefined) {
+        const out = await core.queue.enqueueIfUnchanged(core.queueName, input, drawn, effects, unchanged);
+        if (out !== "raced") return { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
+      } else {
+        const out = await submitDebounced(core, runId, input, drawn, effects, s.options.debounce, unchanged);
+        if (out !== "raced") return out;
+      }
       // A key of the caller's changed, or perhaps only the run's: the caller reads again (a child's start).
-      if (s.unchanged !== undefined) return out;
+      if (s.unchanged !== undefined) return "raced";
       return "taken";
     } catch (e) {
       if (!drawnIdTaken(e, jobId)) throw e;
     }
+  }
+}
+
+/** The answer to a submission under a caller's id that found run record `existing` at `rk` (submitted before): the run's current job (its step pointer at `pk`), or `InputMismatchError`. */
+async function duplicateOf(s: Submission, existing: Uint8Array, rk: string, pk: string): Promise<SubmitOutcome> {
+  const { core, runId } = s;
+  const record = decodeRunRecord(existing, rk);
+  if (record.inputSha256 !== s.inputSha256) throw new InputMismatchError(runId);
+  const pointer = await core.queue.kvGet(pk);
+  const jobId = pointer === null ? await endedSince(core, runId, record) : decodeStepPointer(pointer, pk).jobId;
+  return { runId, jobId, newlySubmitted: false };
+}
+
+/** Sets on `record` the fields of submission `s` a run seldom has: its priority and attempts, its group, its parent. */
+function setOptionalRecordFields(s: Submission, record: Building<RunRecord>): void {
+  const { options, group, parent } = s;
+  if (options.priority !== undefined) record.priority = options.priority;
+  if (options.maxAttemptsPerStep !== undefined) record.maxAttempts = options.maxAttemptsPerStep;
+  if (group !== undefined) record.group = { id: group.id, key: group.key };
+  if (parent !== undefined) record.parent = { ...parent };
+}
+
+/** Stages into `effects` the removal of terminal record `earlier` (at `tk`) of an earlier run under the id, with that run's index entries and history. */
+async function forgetEarlier(core: RuntimeCore, tk: string, earlier: Uint8Array, effects: SettlementEffects): Promise<void> {
+  effects.kvDelete(tk);
+  await stageForgotten(core.queue, core.queueName, decodeTerminalRecord(earlier, tk), effects);
+}
+
+/** Stages into `effects` the applied mark of `s` and its group member record, when it has them. */
+function stageMarkAndMember(s: Submission, effects: SettlementEffects, jobId: string, submission: string): void {
+  const { core, runId, group } = s;
+  if (s.mark !== undefined) markEffects(s.mark, { runId, jobId, newlySubmitted: true }, effects);
+  if (group !== undefined) {
+    effects.kvPut(groupMemberKey(core.queueName, group.id, group.key), encodeGroupMember({ key: group.key, runId, incarnation: submission, state: "active" }));
   }
 }
 
@@ -557,19 +591,6 @@ function stepZeroOptions(s: Submission, jobId: string, flow: Record<string, stri
   if (options.runAt !== undefined) opts.runAt = options.runAt;
   if (options.debounce !== undefined) opts.debounce = { key: options.debounce.key, periodMs: options.debounce.periodMs };
   return drawnIdOptions(opts);
-}
-
-/** The enqueue of a run's first step with the run's records (`effects`), while every key of `unchanged` holds its value. */
-async function enqueueFirstStep(
-  core: RuntimeCore,
-  runId: RunId,
-  input: Uint8Array,
-  opts: EnqueueOptions,
-  effects: SettlementEffects,
-  unchanged: readonly KvExpectation[],
-): Promise<SubmitOutcome | "raced"> {
-  const out = await core.queue.enqueueIfUnchanged(core.queueName, input, opts, effects, unchanged);
-  return out === "raced" ? out : { runId, jobId: out.outcome.jobId, newlySubmitted: out.outcome.newlyEnqueued };
 }
 
 /**
