@@ -18,9 +18,10 @@
  * The queue's engine pages job records and keeps its other values in
  * memory, packed or in its value arena: `PAGE=1` opens the engine so
  * (`pageValues` of `j/`; the bench's keys are not job records), `VALUE`
- * sets the values' bytes (200 by default: the arena; under 64: packed into
- * strings), and `TOKEN=1` asks `committedToken` for each batch's last put
- * after its commit, as a chained step does for its pointer.
+ * sets the values' bytes (200 by default: with PAGE=1 kept in the arena;
+ * under 64 packed into strings), and `TOKEN=1` asks `committedToken` for
+ * each batch's last put after its commit, as a chained step does for its
+ * pointer.
  *
  * Run it at two N per mode and divide the difference of the counts by the
  * difference of N (batches), so start-up and most of the JIT's compiles
@@ -89,7 +90,9 @@ try {
   const started = process.cpuUsage();
   for (let s = 0; s < N / TURN; s++) await turn(s);
   const used = process.cpuUsage(started);
-  console.log(`${dir}: MODE=${MODE} OPS=${OPS} N=${N} TURN=${TURN} CHUNK=${CHUNK} PAGE=${PAGE ? 1 : 0} VALUE=${VALUE} TOKEN=${TOKEN ? 1 : 0} load ${loadAverageText()}`);
+  console.log(
+    `${dir}: MODE=${MODE} OPS=${OPS} N=${N} TURN=${TURN} CHUNK=${CHUNK} PAGE=${PAGE ? 1 : 0} VALUE=${VALUE} TOKEN=${TOKEN ? 1 : 0} load ${loadAverageText()}`,
+  );
   console.log(
     `${N} batches, CPU ${(((used.user + used.system) * 1000) / N).toFixed(0)} ns per batch, ${engine.commits} engine commits, ${engine.stats.walPuts} WAL puts`,
   );
