@@ -15,6 +15,14 @@
  *   is a commit's acknowledgement (its WAL group's promise, the backlog and
  *   telemetry checks).
  *
+ * The queue's engine pages job records and keeps its other values in
+ * memory, packed or in its value arena: `PAGE=1` opens the engine so
+ * (`pageValues` of `j/`; the bench's keys are not job records), `VALUE`
+ * sets the values' bytes (200 by default: with PAGE=1 kept in the arena;
+ * under 64 packed into strings), and `TOKEN=1` asks `committedToken` for
+ * each batch's last put after its commit, as a chained step does for its
+ * pointer.
+ *
  * Run it at two N per mode and divide the difference of the counts by the
  * difference of N (batches), so start-up and most of the JIT's compiles
  * cancel out. Bundled, against a built checkout:
@@ -36,6 +44,9 @@ const OPS = env("OPS", 1);
 const TURN = env("TURN", 50);
 const CHUNK = env("CHUNK", TURN);
 const MODE = process.env.MODE ?? "separate";
+const PAGE = process.env.PAGE === "1";
+const VALUE = env("VALUE", 200);
+const TOKEN = process.env.TOKEN === "1";
 if (MODE !== "separate" && MODE !== "joint" && MODE !== "apply") throw new Error(`MODE is separate, joint or apply, got ${MODE}`);
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
@@ -43,8 +54,8 @@ const E = await loadCheckout<EngineModule>(dir, "dist/runtime/engine/engine.js")
 const B = await loadCheckout<BatchModule>(dir, "dist/runtime/engine/write-batch.js");
 const S = await loadCheckout<StoreModule>(dir, "dist/runtime/store/memory-store.js");
 
-const engine = await E.Engine.open(new S.MemoryStore());
-const record = new Uint8Array(200).fill(3);
+const engine = await E.Engine.open(new S.MemoryStore(), PAGE ? { pageValues: { keyPrefixes: ["j/"], cacheBytes: 0 } } : {});
+const record = new Uint8Array(VALUE).fill(3);
 const NO_GIVEN_VALUES: readonly number[] = [];
 const keys: string[] = [];
 for (let w = 0; w < TURN; w++) for (let j = 0; j < 64; j++) keys.push(`q/jobs/01JB${String(w).padStart(4, "0")}${String(j).padStart(18, "0")}`);
@@ -69,6 +80,7 @@ function turn(s: number): Promise<void> {
       fill(batch, w, s);
       if (MODE === "apply") E.applyOwned(engine, batch.ops as BatchOp[], NO_GIVEN_VALUES);
       else last = E.commitOwned(engine, batch.ops as BatchOp[], NO_GIVEN_VALUES);
+      if (TOKEN) engine.committedToken(keys[w * 64 + ((s + OPS - 1) % 64)]!, record);
     }
   }
   return last ?? engine.flush();
@@ -78,7 +90,9 @@ try {
   const started = process.cpuUsage();
   for (let s = 0; s < N / TURN; s++) await turn(s);
   const used = process.cpuUsage(started);
-  console.log(`${dir}: MODE=${MODE} OPS=${OPS} N=${N} TURN=${TURN} CHUNK=${CHUNK} load ${loadAverageText()}`);
+  console.log(
+    `${dir}: MODE=${MODE} OPS=${OPS} N=${N} TURN=${TURN} CHUNK=${CHUNK} PAGE=${PAGE ? 1 : 0} VALUE=${VALUE} TOKEN=${TOKEN ? 1 : 0} load ${loadAverageText()}`,
+  );
   console.log(
     `${N} batches, CPU ${(((used.user + used.system) * 1000) / N).toFixed(0)} ns per batch, ${engine.commits} engine commits, ${engine.stats.walPuts} WAL puts`,
   );

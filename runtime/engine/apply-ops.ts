@@ -8,6 +8,7 @@ import { isPageable, keepValue, type PagePolicy, type StateMap, type ValueArena 
 import type { DeltaMap } from "./sorted-map.js";
 import type { ChangedValue } from "./changed-keys.js";
 import type { EncodedKeys } from "./wal-format.js";
+import type { CommittedPacks } from "./committed-packs.js";
 import type { BatchOp } from "./write-batch.js";
 
 /**
@@ -19,8 +20,18 @@ import type { BatchOp } from "./write-batch.js";
  * `arena` when given (the writer passes one for commits and replays: see
  * `ValueArena`), else as they are. `keys`: where the WAL wrote these ops'
  * keys (a commit's), which the delta copies rather than encoding them again.
+ * `packs`: told each value packed into a string (a commit's), for the
+ * commit's tokens (see `CommittedPacks`).
  */
-export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaMap, policy?: PagePolicy, arena?: ValueArena, keys?: EncodedKeys): void {
+export function applyOps(
+  tree: StateMap,
+  ops: readonly BatchOp[],
+  delta?: DeltaMap,
+  policy?: PagePolicy,
+  arena?: ValueArena,
+  keys?: EncodedKeys,
+  packs?: CommittedPacks,
+): void {
   const spans = keys?.spans;
   // Every key of the batch is ASCII, as the WAL's encoding found: the memtable skips its key-order check.
   const ascii = keys?.ascii === true;
@@ -32,6 +43,7 @@ export function applyOps(tree: StateMap, ops: readonly BatchOp[], delta?: DeltaM
     let had: boolean;
     if (op.kind === "put") {
       v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : keepValue(op.key, op.value, arena);
+      if (packs !== undefined && typeof v === "string") packs.note(op, v);
       had = tree.set(op.key, v, ascii, op.hint);
     } else had = tree.delete(op.key, op.hint);
     if (delta === undefined) continue;

@@ -92,6 +92,7 @@ import { segmentKey } from "./layout.js";
 import { recoverAsWriter, type Recovered } from "./open-writer.js";
 import { probeConditionalCreate } from "./store-probe.js";
 import { applyOps } from "./apply-ops.js";
+import { CommittedPacks } from "./committed-packs.js";
 import { readNewestManifest, type StoreContext } from "./recovery.js";
 import type { ScanOptions } from "./scan.js";
 import { orderChanges } from "./change-order.js";
@@ -245,6 +246,8 @@ export class Engine {
   #commits = 0;
   /** Where the WAL wrote the keys of the batch being committed: the delta copies them from there. */
   readonly #walKeys = new EncodedKeys();
+  /** The strings the last commit packed its values into, for `committedToken` (see `CommittedPacks`). */
+  readonly #packs = new CommittedPacks();
   /** The arrays of the last changed-keys map a checkpoint was done with, for the next cut's map. */
   readonly #changedSpares = new ChangedKeysSpares();
   #manifest: Manifest;
@@ -540,13 +543,17 @@ export class Engine {
    * too large to pack. Like any token, one equal to the key's
    * means equal bytes, and an unequal one says nothing. A caller that has
    * just committed `value` takes this instead of reading its key back; it
-   * must not change `value` while it compares tokens.
+   * must not change `value` once committed (the string the last commit
+   * packed it into is handed out as it is: see `CommittedPacks`).
    */
   committedToken(key: string, value: Uint8Array): ValueToken | undefined {
     const policy = this.#pager?.policy;
     if (policy === undefined) return value as unknown as ValueToken;
     if (isPageable(policy, key, value)) return undefined;
     if (keptInArena(value.byteLength)) return this.#keptToken(key, value);
+    // The string the state holds when the last commit put this array there: not packed a second time.
+    const noted = this.#packs.find(key, value);
+    if (noted !== undefined) return noted as unknown as ValueToken;
     const packed = packValue(key, value);
     return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
   }
@@ -714,7 +721,10 @@ export class Engine {
     if (this.#delta !== undefined && !this.#delta.hasRoomFor(ops)) this.#delta = undefined;
     const delta = this.#delta;
     try {
-      applyOps(this.#state, ops, delta, this.#pager?.policy, this.#arena, this.#walKeys);
+      const policy = this.#pager?.policy;
+      const packs = this.#packs;
+      packs.clear();
+      applyOps(this.#state, ops, delta, policy, this.#arena, this.#walKeys, policy === undefined ? undefined : packs);
       this.#walKeys.release();
     } catch (err) {
       this.#walKeys.release();

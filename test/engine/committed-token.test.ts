@@ -82,4 +82,60 @@ describe("a committed value's token", () => {
     expect(paged.committedToken("u/p", new Uint8Array([9, 8, 6]))).not.toBe(paged.valueToken("u/p"));
     await paged.close();
   });
+
+  describe("taken from the string the last commit packed", () => {
+    const paging = { pageValues: { keyPrefixes: ["j/"], cacheBytes: 0 } } as const;
+
+    it("is that of the bytes an array holds when committed again, not of those it held at an earlier commit", async () => {
+      const engine = await Engine.open(new MemoryStore(), paging);
+      try {
+        const value = new Uint8Array([1, 2, 3]);
+        await commitOwned(engine, new WriteBatch().put("u/p", value).ops, []);
+        expect(engine.committedToken("u/p", value)).toBe(engine.valueToken("u/p"));
+        // The caller changes its array and commits it again: the token follows the bytes committed last.
+        value[0] = 7;
+        await commitOwned(engine, new WriteBatch().put("u/p", value).put("u/q", new Uint8Array([5])).ops, []);
+        expect(engine.get("u/p")).toEqual(new Uint8Array([7, 2, 3]));
+        expect(engine.committedToken("u/p", value)).toBe(engine.valueToken("u/p"));
+        // An equal array it was not given: the same bytes, the same token.
+        expect(engine.committedToken("u/p", new Uint8Array([7, 2, 3]))).toBe(engine.valueToken("u/p"));
+        expect(engine.committedToken("u/p", new Uint8Array([1, 2, 3]))).not.toBe(engine.valueToken("u/p"));
+      } finally {
+        await engine.close();
+      }
+    });
+
+    it("is each key's own form when one array is put under two keys", async () => {
+      const engine = await Engine.open(new MemoryStore(), paging);
+      try {
+        // "ab" repeats the tail of u/xab (held as a length, not a string) but not of u/q.
+        const value = new TextEncoder().encode("ab");
+        await commitOwned(engine, new WriteBatch().put("u/q", value).put("u/xab", value).ops, []);
+        expect(engine.committedToken("u/q", value)).toBe(engine.valueToken("u/q"));
+        expect(engine.committedToken("u/xab", value)).toBe(engine.valueToken("u/xab"));
+        expect(typeof engine.valueToken("u/xab")).not.toBe(typeof engine.valueToken("u/q"));
+      } finally {
+        await engine.close();
+      }
+    });
+
+    it("is still the key's token after later commits, and after a refused one", async () => {
+      const engine = await Engine.open(new MemoryStore(), paging);
+      try {
+        const value = new Uint8Array([4, 4, 4]);
+        await commitOwned(engine, new WriteBatch().put("u/p", value).ops, []);
+        await commitOwned(engine, new WriteBatch().put("u/other", new Uint8Array([1])).ops, []);
+        expect(engine.committedToken("u/p", value)).toBe(engine.valueToken("u/p"));
+        await commitOwned(engine, new WriteBatch().put("u/p", value).ops, []);
+        // A batch the WAL refuses (a lone surrogate in a key) applies nothing: the commit before stays the last.
+        await expect(commitOwned(engine, new WriteBatch().put("u/\ud800", new Uint8Array([1])).ops, [])).rejects.toThrow();
+        expect(engine.committedToken("u/p", value)).toBe(engine.valueToken("u/p"));
+        // Held after a checkpoint as before.
+        await engine.checkpoint();
+        expect(engine.committedToken("u/p", value)).toBe(engine.valueToken("u/p"));
+      } finally {
+        await engine.close();
+      }
+    });
+  });
 });
