@@ -7,7 +7,7 @@
  */
 import { decodeTime } from "ulid";
 import { describe, expect, it } from "vitest";
-import { MemoryStore, Queue } from "taquba";
+import { MemoryStore, type MockClock, type ObjectStore, Queue } from "taquba";
 import { decodeWal } from "../../runtime/engine/wal-format.js";
 import { AHEAD_MS, SeqHighWater } from "../../runtime/queue/seq-high-water.js";
 import { GatedStore } from "../support/gated-store.js";
@@ -19,6 +19,20 @@ const ulidAt = (ms: number, tail = "0000000000000001") => {
   for (let i = 0, x = ms; i < 10; i++, x = Math.floor(x / 32)) t = chars[x % 32] + t;
   return t + tail;
 };
+
+/** No close: a second process opens `store` at the same instant, enqueues after the last id, and claims `sent` then its own job, in order. */
+async function secondProcessEnqueuesAfter(store: ObjectStore, clock: MockClock, lastId: string, sent: readonly string[]): Promise<void> {
+  const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
+  const { jobId } = await again.enqueue("q", enc("b0"));
+  expect(jobId > lastId).toBe(true);
+  const got: string[] = [];
+  for (let j = await again.claim("q"); j; j = await again.claim("q")) {
+    got.push(dec(j.payload));
+    await again.ack(j);
+  }
+  expect(got).toEqual([...sent, "b0"]);
+  await again.close();
+}
 
 describe("SeqHighWater", () => {
   it("stores a mark ahead of a new seq until an applied one covers it", () => {
@@ -98,17 +112,7 @@ describe("ids and FIFO across a crash", () => {
     const ids = [(await first).jobId, ...(await Promise.all(more)).map((o) => o.jobId)];
     // Only the first commit wrote the mark: the later ones rely on it.
     expect(await markPuts(store)).toBe(1);
-    // No close: a second process opens the store at the same instant and enqueues after them, in order.
-    const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
-    const { jobId } = await again.enqueue("q", enc("b0"));
-    expect(jobId > ids[ids.length - 1]!).toBe(true);
-    const got: string[] = [];
-    for (let j = await again.claim("q"); j; j = await again.claim("q")) {
-      got.push(dec(j.payload));
-      await again.ack(j);
-    }
-    expect(got).toEqual([...sent, "b0"]);
-    await again.close();
+    await secondProcessEnqueuesAfter(store, clock, ids[ids.length - 1]!, sent);
     await queue.close().catch(() => undefined);
   });
 });
@@ -120,17 +124,7 @@ describe("marks in one commit", () => {
     const sent = Array.from({ length: 50 }, (_, i) => `a${i}`);
     const out = await queue.enqueueBatch(sent.map((p) => ({ queueName: "q", payload: enc(p) })));
     expect(await markPuts(store)).toBe(1);
-    // No close: a second process opens the store at the same instant and enqueues after them, in order.
-    const again = await Queue.open(store, "q", { clock, flushIntervalMs: 0 });
-    const { jobId } = await again.enqueue("q", enc("b0"));
-    expect(jobId > out[out.length - 1]!.jobId).toBe(true);
-    const got: string[] = [];
-    for (let j = await again.claim("q"); j; j = await again.claim("q")) {
-      got.push(dec(j.payload));
-      await again.ack(j);
-    }
-    expect(got).toEqual([...sent, "b0"]);
-    await again.close();
+    await secondProcessEnqueuesAfter(store, clock, out[out.length - 1]!.jobId, sent);
     await queue.close().catch(() => undefined);
   });
 });
