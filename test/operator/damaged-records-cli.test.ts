@@ -26,7 +26,7 @@ import { useTempDirs } from "../support/temp-dirs.js";
 import { until } from "../support/until.js";
 import { scaledForLoad } from "../support/load.js";
 import { findBrowser, launchBrowser } from "../support/browser.js";
-import { waitText } from "./dashboard-page.js";
+import { acceptDialogs, waitText } from "./dashboard-page.js";
 
 const tempDir = useTempDirs("taquba-damaged-cli-");
 const browserFound = findBrowser();
@@ -117,11 +117,7 @@ async function checkPages(address: string): Promise<void> {
     await page.goto(`${address}#/run/bad-pointer`);
     await waitText(page, "#page-error", "holds step -1");
     // The damaged run's page offers the repair: the question names the damage (from a dry run), and the run then shows as failed.
-    const dialogs: string[] = [];
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      void d.accept();
-    });
+    const dialogs = acceptDialogs(page);
     await page.click('button[data-action="repair"]');
     await waitText(page, "main", "repaired by an operator: its step pointer was damaged");
     expect(dialogs).toEqual([

@@ -95,3 +95,13 @@ export function waitText(page: Page, selector: string, text: string, timeout = 6
     timeout,
   );
 }
+
+/** Accepts every question the page asks (`confirm`, `alert`), and returns the list their messages are added to, in order. */
+export function acceptDialogs(page: Page): string[] {
+  const dialogs: string[] = [];
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    void d.accept();
+  });
+  return dialogs;
+}

@@ -22,7 +22,7 @@ import { scaledForLoad } from "../support/load.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { dashboardOver } from "./fixtures/store-dashboard.js";
 import { until } from "../support/until.js";
-import { waitText, waitUntil } from "./dashboard-page.js";
+import { acceptDialogs, waitText, waitUntil } from "./dashboard-page.js";
 
 const tempDir = useTempDirs("taquba-dashboard-repair-beside-");
 const browserFound = findBrowser();
@@ -41,6 +41,34 @@ async function openOwner(store: ObjectStore) {
   return owner;
 }
 
+type Owner = Awaited<ReturnType<typeof openOwner>>;
+
+/** Writes `change` over the fields of the record at `key`, as a damaged store would hold it. */
+async function damage(queue: Owner["queue"], key: string, change: Record<string, unknown>): Promise<void> {
+  const bytes = await queue.kvGet(key);
+  expect(bytes, key).not.toBeNull();
+  await queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), ...change })));
+}
+
+/** Submits group "live" of members "a" and "b", each waiting for a signal, and waits until they and `alsoWaiting` wait at step 1; the members' run ids. */
+async function liveGroupWaiting(runtime: Owner["runtime"], alsoWaiting: readonly string[] = []): Promise<{ memberA: string; memberB: string }> {
+  await runtime.group("live").submit([
+    { key: "a", input: enc.encode("wait:ga") },
+    { key: "b", input: enc.encode("wait:gb") },
+  ]);
+  const members = async () => (await runtime.listRuns({ limit: 100 })).runs.filter((r) => r.group !== undefined);
+  await until(
+    "the runs wait",
+    async () => {
+      const ids = [...alsoWaiting, ...(await members()).map((r) => r.runId)];
+      return ids.length === alsoWaiting.length + 2 && (await Promise.all(ids.map(async (id) => (await runtime.status(id))?.step))).every((s) => s === 1);
+    },
+    SCENARIO_MS / 3,
+  );
+  const listed = await members();
+  return { memberA: listed.find((r) => r.group?.key === "a")!.runId, memberB: listed.find((r) => r.group?.key === "b")!.runId };
+}
+
 describe("the dashboard's repair and removal of damage beside a run whose page loads", () => {
   it.skipIf("missing" in browserFound)(
     "offers the repair on the run's page and beside the group listing's damaged member, asking with the dry run first",
@@ -48,29 +76,11 @@ describe("the dashboard's repair and removal of damage beside a run whose page l
       const dir = await tempDir();
       const store = new LocalStore(dir);
       const { queue, runtime } = await openOwner(store);
-      const damage = async (key: string, change: Record<string, unknown>) => {
-        const bytes = await queue.kvGet(key);
-        expect(bytes, key).not.toBeNull();
-        await queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), ...change })));
-      };
       await runtime.submit({ runId: "waiter", input: enc.encode("wait:wk-bad") });
       await runtime.submit({ runId: "healthy", input: enc.encode("wait:wk-ok") });
-      await runtime.group("live").submit([
-        { key: "a", input: enc.encode("wait:ga") },
-        { key: "b", input: enc.encode("wait:gb") },
-      ]);
-      const members = async () => (await runtime.listRuns({ limit: 100 })).runs.filter((r) => r.group !== undefined);
-      await until(
-        "the runs wait",
-        async () => {
-          const ids = ["waiter", "healthy", ...(await members()).map((r) => r.runId)];
-          return ids.length === 4 && (await Promise.all(ids.map(async (id) => (await runtime.status(id))?.step))).every((s) => s === 1);
-        },
-        SCENARIO_MS / 3,
-      );
-      const memberA = (await members()).find((r) => r.group?.key === "a")!.runId;
-      await damage(signalWaitKey(Q, "wk-bad"), { step: -1 });
-      await damage(groupMemberKey(Q, groupTag("live"), "a"), { state: "lost" });
+      const { memberA } = await liveGroupWaiting(runtime, ["waiter", "healthy"]);
+      await damage(queue, signalWaitKey(Q, "wk-bad"), { step: -1 });
+      await damage(queue, groupMemberKey(Q, groupTag("live"), "a"), { state: "lost" });
 
       const { dashboard } = await dashboardOver(dir, store, Q, stops);
       // The JSON of the run's page carries the damage as fields, worded by the server.
@@ -81,11 +91,7 @@ describe("the dashboard's repair and removal of damage beside a run whose page l
       const browser = await launchBrowser((browserFound as { path: string }).path);
       try {
         const page = await browser.browser.newPage();
-        const dialogs: string[] = [];
-        page.on("dialog", (d) => {
-          dialogs.push(d.message());
-          void d.accept();
-        });
+        const dialogs = acceptDialogs(page);
         await page.goto(`${dashboard.url}#/run/healthy`);
         await waitText(page, "#run-id", "healthy");
         expect(await page.$('button[data-action="repair"]')).toBeNull();
@@ -135,35 +141,14 @@ describe("the dashboard's repair and removal of damage beside a run whose page l
       const dir = await tempDir();
       const store = new LocalStore(dir);
       const { queue, runtime } = await openOwner(store);
-      await runtime.group("live").submit([
-        { key: "a", input: enc.encode("wait:ga") },
-        { key: "b", input: enc.encode("wait:gb") },
-      ]);
-      const members = async () => (await runtime.listRuns({ limit: 100 })).runs.filter((r) => r.group !== undefined);
-      await until(
-        "the members wait",
-        async () => {
-          const ids = (await members()).map((r) => r.runId);
-          return ids.length === 2 && (await Promise.all(ids.map(async (id) => (await runtime.status(id))?.step))).every((s) => s === 1);
-        },
-        SCENARIO_MS / 3,
-      );
-      const memberA = (await members()).find((r) => r.group?.key === "a")!.runId;
-      const memberB = (await members()).find((r) => r.group?.key === "b")!.runId;
-      const key = groupMemberKey(Q, groupTag("live"), "a");
-      const bytes = await queue.kvGet(key);
-      expect(bytes).not.toBeNull();
-      await queue.kvPut(key, new Uint8Array(pack({ ...(unpack(bytes!) as Record<string, unknown>), state: "lost" })));
+      const { memberA, memberB } = await liveGroupWaiting(runtime);
+      await damage(queue, groupMemberKey(Q, groupTag("live"), "a"), { state: "lost" });
 
       const { dashboard } = await dashboardOver(dir, store, Q, stops);
       const browser = await launchBrowser((browserFound as { path: string }).path);
       try {
         const page = await browser.browser.newPage();
-        const dialogs: string[] = [];
-        page.on("dialog", (d) => {
-          dialogs.push(d.message());
-          void d.accept();
-        });
+        const dialogs = acceptDialogs(page);
         await page.goto(`${dashboard.url}#/groups`);
         await waitText(page, "[data-unreadable=live]", "mend it with taquba runs repair");
         // Both actions beside the member, each for that member's run.

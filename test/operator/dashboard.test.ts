@@ -18,7 +18,7 @@ import { openStore, TaqubaClient } from "taquba";
 import { findBrowser, launchBrowser } from "../support/browser.js";
 import { startScript, type ChildScript } from "../support/child-script.js";
 import { taquba } from "./cli-process.js";
-import { click, type DashboardProcess, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
+import { acceptDialogs, click, type DashboardProcess, startDashboardProcess, stopProcess, waitText, waitUntil } from "./dashboard-page.js";
 import { OPS_OWNER_FAILURES, STEP_QUEUE, STORE_NAME } from "./fixtures/ops-app.js";
 import { expectNoUnexpectedFailures } from "../support/background-errors.js";
 
@@ -76,11 +76,7 @@ describe("the dashboard in a headless browser", () => {
   it("lists runs, opens a failed run, retries it, signals and cancels through the owner", async (ctx) => {
     if ("missing" in browserFound) return ctx.skip(`no browser: ${browserFound.missing}`);
     const page = await browser!.browser.newPage();
-    const dialogs: string[] = [];
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      void d.accept();
-    });
+    const dialogs = acceptDialogs(page);
     const pageErrors: string[] = [];
     page.on("pageerror", (e) => pageErrors.push(String(e)));
 

@@ -25,7 +25,7 @@ import { findBrowser, launchBrowser } from "../support/browser.js";
 import { useTempDirs } from "../support/temp-dirs.js";
 import { scaledForLoad } from "../support/load.js";
 import { until } from "../support/until.js";
-import { waitText, waitUntil } from "./dashboard-page.js";
+import { acceptDialogs, waitText, waitUntil } from "./dashboard-page.js";
 
 const tempDir = useTempDirs("taquba-recount-stats-cli-");
 const browserFound = findBrowser();
@@ -128,11 +128,7 @@ describe("taquba queue recount", () => {
       const browser = await launchBrowser((browserFound as { path: string }).path);
       try {
         const page = await browser.browser.newPage();
-        const dialogs: string[] = [];
-        page.on("dialog", (d) => {
-          dialogs.push(d.message());
-          void d.accept();
-        });
+        const dialogs = acceptDialogs(page);
         await page.goto(`${dashboard.url}#/`);
         await waitText(page, "[data-damaged-queue=mail]", "not all whole numbers");
         await page.click('[data-damaged-queue=mail] button[data-action="recount"]');
