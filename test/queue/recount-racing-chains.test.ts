@@ -1,10 +1,12 @@
 /**
  * @module `Queue.recountStats` racing workers whose acks claim the next job
  * in the same commit (`ackClaimingNext`: the acked job's done count rides
- * in the next job's claimed entry), plain claims and acks, enqueues and a
- * close: recounts with and without a plan between every turn never move a
- * count away from the jobs, a confirmed plan is refused whenever a job
- * moved since its dry run, and a recount after the close is refused.
+ * in the next job's claimed entry) or leave it pending for a plain claim,
+ * with and without done retention (a retained done job's entry is counted
+ * beside the done count a claimed entry carries for it): recounts with and
+ * without a plan between the workers' turns never move a count away from
+ * the jobs, a confirmed plan is refused whenever a job moved since its dry
+ * run, and a recount after the close is refused.
  */
 import { describe, expect, it } from "vitest";
 import { ClosedError, SettlementEffects, StatsPlanChangedError, type ClaimedJob, type Queue } from "taquba";
@@ -36,9 +38,12 @@ async function chain(queue: Queue, first: ClaimedJob): Promise<void> {
 }
 
 describe("recounts racing chained acks", () => {
-  it("keep the stats on the jobs, and refuse a plan a move made stale", async () => {
+  it.each([
+    ["no done retention", undefined],
+    ["done jobs retained (their entries counted beside the done counts the claimed entries carry)", 3_600_000],
+  ])("keep the stats on the jobs, and refuse a plan a move made stale: %s", async (_what, doneRetentionMs) => {
     const r = testRandom("recount racing chains");
-    const { queue } = await openQueue();
+    const { queue } = await openQueue(doneRetentionMs === undefined ? {} : { queueConfigs: { q: { doneRetentionMs } } });
     for (let i = 0; i < CHAINS; i++) await queue.enqueue("q", enc(`chain ${i}`));
     let running = true;
     let refused = 0;
