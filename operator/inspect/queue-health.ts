@@ -12,6 +12,7 @@ import type { QueueReader } from "../../runtime/queue/reader.js";
 import type { QueueStats } from "../../runtime/queue/record.js";
 import type { ObjectStore } from "../../runtime/store/object-store.js";
 import { StoreCorruptedError } from "../../runtime/errors.js";
+import { statsKey } from "../../runtime/queue/keys.js";
 
 export interface QueueHealthRow {
   readonly queue: string;
@@ -71,7 +72,8 @@ export async function readQueueHealth(store: ObjectStore, name: string, reader: 
         counts = await reader.stats(queue);
       } catch (err) {
         // One queue's damaged stats record is named beside the others' counts, not the whole page's failure.
-        if (!(err instanceof StoreCorruptedError)) throw err;
+        // Another damaged object its stats read (a claimed entry) is no record a recount mends: its error stands.
+        if (!(err instanceof StoreCorruptedError) || err.objectKey !== statsKey(queue)) throw err;
         damagedStats.push({ queue, detail: err.detail });
         return undefined;
       }

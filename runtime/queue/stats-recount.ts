@@ -14,7 +14,8 @@
  * record's done count where it still reads as a whole number (also in a
  * record whose other counts are damaged), raised to the retained done jobs
  * less those the claimed entries carry when that is more; where it does
- * not read, it is that figure alone.
+ * not read, it is that figure alone. A claimed entry that does not read
+ * counts as carrying none (`readableCarriedDone`).
  *
  * The read and the commit happen in one turn of the owner's queue, so no
  * move of the queue lands between them; a plan (a dry run's token) names
@@ -27,8 +28,7 @@ import { createHash } from "node:crypto";
 import { StoreCorruptedError, ValidationError } from "../errors.js";
 import { describeValue, isOptionObject, optionFields, readExactOptions } from "../option-values.js";
 import * as K from "./keys.js";
-import { carriedDone } from "./queue-stats.js";
-import { decodeStats, doneOfDamagedStats, encodeStats, type QueueStats } from "./record.js";
+import { decodeCarriedDone, decodeStats, doneOfDamagedStats, encodeStats, type QueueStats } from "./record.js";
 import type { ReadSource } from "./txn.js";
 
 /** What `recountStats` found and did (or, for a dry run, would do). */
@@ -141,7 +141,7 @@ export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string
     damage = err.detail;
   }
   const indexed = countIndexes(src, queue);
-  const carried = carriedDone(src, queue);
+  const carried = readableCarriedDone(src, queue);
   // The record's done count where it reads: no index holds the done jobs retention did not keep.
   const retained = Math.max(0, indexed.done - carried);
   const kept = stored?.done ?? (storedBytes === undefined ? undefined : doneOfDamagedStats(key, storedBytes));
@@ -162,6 +162,25 @@ export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string
     },
     bytes,
   };
+}
+
+/**
+ * The done jobs `queue`'s claimed entries carry, an entry that does not
+ * read counting none: a claim taken from pending carries none, so neither
+ * its settlement nor the recovery at open reads its entry, and one such
+ * damaged entry failed the mend at open and so every open of the store.
+ * Counting none never lowers the done count the recount writes.
+ */
+function readableCarriedDone(src: Pick<ReadSource, "scan">, queue: string): number {
+  let done = 0;
+  for (const [key, value] of src.scan({ prefix: K.claimedPrefix(queue) })) {
+    try {
+      done += decodeCarriedDone(key, value);
+    } catch (err) {
+      if (!(err instanceof StoreCorruptedError)) throw err;
+    }
+  }
+  return done;
 }
 
 const ZERO: QueueStats = { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 };
