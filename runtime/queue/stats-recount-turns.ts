@@ -22,7 +22,7 @@ import { type CheckedRecountOptions, countSnapshotSlices, recountFrom, recountSi
 import { Txn } from "./txn.js";
 
 /** Index entries a recount reads per turn of the owner. */
-export const RECOUNT_SLICE_ENTRIES = 2048;
+export const RECOUNT_SLICE_ENTRIES = 1024;
 
 /** How a recount lets other work run between its slices (a test may hold it there). */
 export type RecountPause = () => Promise<void>;
