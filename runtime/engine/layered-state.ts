@@ -952,13 +952,16 @@ export class LayeredState {
   }
 
   /**
-   * The keys of the state as it is now, scanned later within bounds: a copy
-   * as `snapshot` makes (copy on write), for a reader that counts entries
-   * across turns while commits go on.
+   * The keys of the state as it is now, scanned later within bounds: the
+   * memtable (and a frozen one) copied on write, the runs shared and their
+   * liveness copied, for a reader that counts entries across turns while
+   * commits go on.
    */
   keysSnapshot(): KeysSnapshot {
-    this.#finishFrozen();
-    const mem = this.#mem.tree.clone();
+    // A frozen memtable is copied too, not finished: finishing it is the long turn its slices avoid.
+    const live = this.#mem.tree.clone();
+    const frozen = this.#frozen;
+    const mem = frozen === undefined ? live : frozen.snapshotUnder(live);
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
     return {
       *keys(opts: ScanOptions = {}): IterableIterator<string> {
