@@ -41,6 +41,7 @@ export const TAQUBA_ERROR_CODES = [
   // workflow
   "INVALID_RUN_ID",
   "INPUT_MISMATCH",
+  "RUN_ID_DRAWS_TAKEN",
   "RUN_NOT_FOUND",
   "RUN_NOT_RETRYABLE",
   "RUN_NOT_DAMAGED",

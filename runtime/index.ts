@@ -149,6 +149,7 @@ export type {
 export { RunId, MAX_RUN_ID_LEN } from "./workflow/runs/run-id.js";
 export {
   InputMismatchError,
+  RunIdDrawsTakenError,
   RunNotFoundError,
   RunNotRetryableError,
   RunNotDamagedError,

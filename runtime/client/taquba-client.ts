@@ -442,7 +442,9 @@ export class TaqubaClient {
    * says what would be written; `plan` (a dry run's token) has it refused
    * with `StatsPlanChangedError`, nothing written, when the queue changed
    * since. On a sharded store each shard keeps its own stats: `shard`
-   * names the one (0 to the shard count less one), and is required.
+   * names the one (0 to the shard count less one), and is required; a
+   * shard with no stats record and no job of the queue is refused with
+   * `ValidationError`, nothing written.
    */
   async recountStats(queueName: string, opts: RecountStatsOptions = {}, shard?: number): Promise<StatsRecount> {
     validateQueueName(queueName);
@@ -453,7 +455,14 @@ export class TaqubaClient {
           `each of the ${this.#shards.length} shards keeps its own stats of queue ${JSON.stringify(queueName)}: name the shard to recount, a whole number from 0 to ${this.#shards.length - 1}, got ${describeValue(shard)}`,
         );
       }
-      return this.#shards[shard]!.recountStats(queueName, opts);
+      const answer = await this.#shards[shard]!.recountStats(queueName, opts);
+      // No record and no job there: the operator named a shard the queue's jobs never went to.
+      if (answer.stored === undefined && answer.damage === undefined && !answer.changed) {
+        throw new ValidationError(
+          `shard ${shard} holds no queue ${JSON.stringify(queueName)} (no stats record and no job of it), so there is nothing to recount there and nothing was written; name a shard that holds it (\`taquba queue stats\` lists each shard's queues)`,
+        );
+      }
+      return answer;
     }
     if (shard !== undefined) throw new ValidationError("this store is not split into shards: leave out the shard");
     const request: InboxRequest = {

@@ -102,7 +102,7 @@ import { heldValue, isHeldBytes, isPageable, isPaged, keptInArena, KeptValue, pa
 import { ValuePager } from "./value-pager.js";
 import { foldRuns } from "./run-fold.js";
 import { planCheckpoint, tierFold, type CheckpointPlan, type RunSize } from "./compaction-policy.js";
-import type { StateSnapshot } from "./layered-state.js";
+import type { KeysSnapshot, StateSnapshot } from "./layered-state.js";
 import type { SegmentBlockInfo } from "./segment-format.js";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { checkBatchSize, EncodedKeys, readBatchOps, readOwnedOps } from "./wal-format.js";
@@ -641,6 +641,17 @@ export class Engine {
   /** Committed keys in order (or reversed) within the bounds of `opts`, no value read (none needs loading). Do not commit while iterating. */
   *keys(opts: ScanOptions = {}): IterableIterator<string> {
     for (const entry of this.#state.scan(opts)) yield entry[0];
+  }
+
+  /**
+   * @internal The committed keys as they are now, to be scanned later: later
+   * commits do not change what it lists, so a reader may count a large range
+   * in slices across turns while commits go on (the memtable is copied on
+   * write, the runs are shared). Values are not read: a later checkpoint may
+   * have paged them out.
+   */
+  keysSnapshot(): KeysSnapshot {
+    return this.#state.keysSnapshot();
   }
 
   /** Committed entries in key order (or reversed), within the bounds of `opts`. Do not commit while iterating. */

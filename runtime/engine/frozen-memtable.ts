@@ -110,6 +110,15 @@ export class FrozenMemtable {
   }
 
   /** The entries of `live` (the memtable written since the freeze) and of this table, in order: no key is in both. */
+  /** `under` of a copy of this table as it is now (copy on write): later kills and the copy's end do not change it. */
+  snapshotUnder(live: OrderedMap<StoredValue>): OrderedEntries<StoredValue> {
+    const frozen = this.#table.tree.clone();
+    return {
+      entries: (lo) => mergeTwo(live.entries(lo), frozen.entries(lo), 1),
+      entriesReversed: (hi) => mergeTwo(live.entriesReversed(hi), frozen.entriesReversed(hi), -1),
+    };
+  }
+
   under(live: OrderedMap<StoredValue>): OrderedEntries<StoredValue> {
     const frozen = this.#table.tree;
     return {

@@ -107,6 +107,11 @@ export interface LayeredStateOptions {
 }
 
 /** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
+/** The keys of a state at one moment (`LayeredState.keysSnapshot`), read in key order within bounds. */
+export interface KeysSnapshot {
+  keys(opts?: ScanOptions): IterableIterator<string>;
+}
+
 export interface StateSnapshot {
   entries(): IterableIterator<[string, StoredValue]>;
   /** The memtable's entries at that moment, in key order: the only place a caller's array is held (runs hold copies). */
@@ -944,6 +949,26 @@ export class LayeredState {
     const mem = this.#mem.tree.clone();
     const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
     return { entries: () => new SnapshotMerge(mem, layers), memtableEntries: () => mem.entries() };
+  }
+
+  /**
+   * The keys of the state as it is now, scanned later within bounds: the
+   * memtable (and a frozen one) copied on write, the runs shared and their
+   * liveness copied, for a reader that counts entries across turns while
+   * commits go on.
+   */
+  keysSnapshot(): KeysSnapshot {
+    // A frozen memtable is copied too, not finished: finishing it is the long turn its slices avoid.
+    const live = this.#mem.tree.clone();
+    const frozen = this.#frozen;
+    const mem = frozen === undefined ? live : frozen.snapshotUnder(live);
+    const layers = this.#layers.map((l) => ({ run: l.run, live: l.live.clone(), input: -1 }));
+    return {
+      *keys(opts: ScanOptions = {}): IterableIterator<string> {
+        const entries = layers.length === 0 ? scanTree(mem, opts) : scanOrdered(new MergedSource(mem, layers), opts);
+        for (const entry of entries) yield entry[0];
+      },
+    };
   }
 }
 

@@ -42,7 +42,8 @@ import { PrefixedStore } from "./prefixed-store.js";
 import { resolvePayloadLimit } from "./payload-limit.js";
 import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
-import { checkRecountOptions, recountFrom, type RecountStatsOptions, type StatsRecount } from "./stats-recount.js";
+import { checkRecountOptions, type RecountStatsOptions, type StatsRecount } from "./stats-recount.js";
+import { StatsRecounts } from "./stats-recount-turns.js";
 import { StatsPlanChangedError } from "./errors.js";
 import { Txn } from "./txn.js";
 import { ownedBytes } from "./owned-bytes.js";
@@ -149,6 +150,8 @@ export class Queue {
   /** What recovery did at open. */
   readonly recovery: RecoveryReport;
   readonly #core: QueueCore;
+  /** @internal The stats recounts of this owner (stats-recount-turns.ts). */
+  readonly recounts: StatsRecounts;
   /** The running or ended `close()`, so every call waits for the one close. */
   #closing: Promise<void> | undefined;
   readonly #view: StoreView;
@@ -158,6 +161,7 @@ export class Queue {
   private constructor(core: QueueCore, recovery: RecoveryReport, shard: ShardPlacement | undefined) {
     QUEUE_GATE.check();
     this.#core = core;
+    this.recounts = new StatsRecounts(core);
     this.#shard = shard;
     this.clock = core.clock;
     this.recovery = recovery;
@@ -473,7 +477,11 @@ export class Queue {
    * counts that drifted. Pending, scheduled, claimed and dead are counted
    * from their entries; done keeps the record's count where it reads, at
    * least the done jobs retention still keeps (see stats-recount.ts). The
-   * read and the commit happen in one turn, so workers may run meanwhile.
+   * entries are counted from a snapshot in slices, every queue's moves going
+   * on between them, and the moves since are added in the short turn that
+   * commits (stats-recount-turns.ts): the record written is the count at
+   * that turn. Recounts of one queue run one after another; a close during
+   * one ends it with `ClosedError`, nothing written.
    * `dryRun` writes nothing; `plan` (a dry run's token) has the recount
    * refused with `StatsPlanChangedError`, nothing written, when the record
    * or the counts changed since. A record that already holds the recount is
@@ -484,18 +492,7 @@ export class Queue {
   async recountStats(queueName: string, opts?: RecountStatsOptions, mark?: (answer: StatsRecount) => SettlementEffects): Promise<StatsRecount> {
     validateQueueName(queueName);
     const o = checkRecountOptions(opts);
-    const core = this.#core;
-    core.checkOpen();
-    // From here to the commit nothing awaits: no move of the queue lands between the read and the write.
-    const { recount, bytes } = recountFrom(core.engine, queueName);
-    if (o.plan !== undefined && o.plan !== recount.plan) throw new StatsPlanChangedError(queueName);
-    const answer: StatsRecount = { ...recount, dryRun: o.dryRun };
-    if (o.dryRun || !recount.changed) return answer;
-    const txn = new Txn(core.engine);
-    txn.put(K.statsKey(queueName), ownedBytes(bytes));
-    if (mark !== undefined) core.applyEffects(txn, core.ctx(), mark(answer), []);
-    await core.commit(txn, true);
-    return answer;
+    return this.recounts.run(queueName, o, mark);
   }
 
   // ---- caller KV -------------------------------------------------------

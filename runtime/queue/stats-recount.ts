@@ -17,8 +17,11 @@
  * not read, it is that figure alone. A claimed entry that does not read
  * counts as carrying none (`readableCarriedDone`).
  *
- * The read and the commit happen in one turn of the owner's queue, so no
- * move of the queue lands between them; a plan (a dry run's token) names
+ * `recountFrom` reads it all in one synchronous turn (the mend at open);
+ * `Queue.recountStats` counts a snapshot's entries in slices and adds the
+ * record's change since at its commit (`recountSince`,
+ * stats-recount-turns.ts), so the owner is held only for the claimed
+ * entries and the write. A plan (a dry run's token) names
  * the stored bytes and the counts, and a recount given one is refused
  * (`StatsPlanChangedError`, nothing written) when either changed since.
  * This is the one module that knows how the indexes add up to the stats:
@@ -130,8 +133,142 @@ export function countIndexes(src: Pick<ReadSource, "scan">, queue: string): Queu
 
 /** The stored stats of `queue` (read or damaged) and the recount from its indexes, in one synchronous read. */
 export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string): RecountRead {
+  const storedBytes = src.get(K.statsKey(queue));
+  return answerOf(queue, storedBytes, countIndexes(src, queue), readableCarriedDone(src, queue));
+}
+
+/**
+ * What a recount read at one moment (its snapshot), to be brought up to a
+ * later one by `recountSince`: the stored record's bytes and the done jobs
+ * the claimed entries carried then, and the entries of the other states
+ * counted from a snapshot of the keys taken then.
+ */
+export interface SnapshotCount {
+  readonly storedBytes: Uint8Array | undefined;
+  readonly carried: number;
+  readonly pending: number;
+  readonly scheduled: number;
+  readonly dead: number;
+  /** Retained done entries (`o/<queue>/`). */
+  readonly done: number;
+}
+
+/** The keys a recount counts from a snapshot: its bounds, and whether a key in them is the queue's. */
+export interface KeysSource {
+  keys(opts: { prefix: string }): Iterable<string>;
+}
+
+/**
+ * Counts the pending, scheduled, dead and retained done entries of `queue`
+ * in `keys` (a snapshot), yielding after every `slice` entries read so the
+ * caller can let other work run between slices; returns the counts.
+ */
+export function* countSnapshotSlices(keys: KeysSource, queue: string, slice: number): Generator<void, Omit<SnapshotCount, "storedBytes" | "carried">> {
+  let read = 0;
+  const counts = { pending: 0, scheduled: 0, dead: 0, done: 0 };
+  const own: [keyof typeof counts, string][] = [
+    ["pending", K.pendingPrefix(queue)],
+    ["dead", K.deadPrefix(queue)],
+    ["done", K.donePrefix(queue)],
+  ];
+  for (const [field, prefix] of own) {
+    for (const _ of keys.keys({ prefix })) {
+      counts[field]++;
+      if (++read % slice === 0) yield;
+    }
+  }
+  // Scheduled entries are ordered by due time across queues: the queue is the field after the time.
+  const infix = `/${queue}/`;
+  for (const key of keys.keys({ prefix: K.SCHEDULED })) {
+    if (key.startsWith(infix, K.SCHEDULED.length + K.TIME_WIDTH)) counts.scheduled++;
+    if (++read % slice === 0) yield;
+  }
+  return counts;
+}
+
+/**
+ * The recount of `queue` now, from `base` (counted at an earlier moment)
+ * and what every move since did to the stats record, in one synchronous
+ * read: undefined when that cannot be told (the record was damaged at one
+ * moment and not the same bytes at the other: only a recount or the mend
+ * at open writes such a record), and the caller counts it all now.
+ *
+ * Every move writes the record by exactly what it changes of the indexes
+ * (txn.ts: the record is only written as the stored counts plus the
+ * transaction's moves), and a damaged record refuses every move, so the
+ * pending, scheduled and dead entries now are those counted then plus the
+ * record's change since. Claimed entries (and the done jobs they carry)
+ * are counted now: they are as many as the jobs in flight. The done count
+ * is the record's where it is at least every retained done job that could
+ * be there now (those counted then, plus the done jobs counted since, less
+ * those the claimed entries carry); else the retained entries are counted
+ * now too.
+ */
+export function recountSince(src: Pick<ReadSource, "get" | "scan">, queue: string, base: SnapshotCount): RecountRead | undefined {
   const key = K.statsKey(queue);
   const storedBytes = src.get(key);
+  let claimed = 0;
+  let carried = 0;
+  for (const [k, v] of src.scan({ prefix: K.claimedPrefix(queue) })) {
+    claimed++;
+    carried += readableDoneOf(k, v);
+  }
+  let moved: QueueStats = ZERO;
+  if (!sameBytes(storedBytes, base.storedBytes)) {
+    const before = statsOrDamaged(key, base.storedBytes);
+    const now = statsOrDamaged(key, storedBytes);
+    if (before === undefined || now === undefined) return undefined;
+    moved = {
+      pending: now.pending - before.pending,
+      scheduled: now.scheduled - before.scheduled,
+      claimed: 0,
+      done: now.done - before.done,
+      dead: now.dead - before.dead,
+    };
+  }
+  const kept = keptDone(key, storedBytes);
+  const doneSince = moved.done + carried - base.carried;
+  const retainedAtMost = base.done + Math.max(0, doneSince) - carried;
+  const retainedDone = kept !== undefined && kept >= retainedAtMost ? 0 : countPrefix(src, K.donePrefix(queue));
+  const indexed: QueueStats = {
+    pending: base.pending + moved.pending,
+    scheduled: base.scheduled + moved.scheduled,
+    claimed,
+    // Read only when the record's done count may be below the retained jobs: else the record's count stands.
+    done: retainedDone,
+    dead: base.dead + moved.dead,
+  };
+  return answerOf(queue, storedBytes, indexed, carried);
+}
+
+function countPrefix(src: Pick<ReadSource, "scan">, prefix: string): number {
+  let n = 0;
+  for (const _ of src.scan({ prefix })) n++;
+  return n;
+}
+
+/** The decoded record (empty counts for none), or undefined where it does not read. */
+function statsOrDamaged(key: string, bytes: Uint8Array | undefined): QueueStats | undefined {
+  try {
+    return decodeStats(key, bytes);
+  } catch (err) {
+    if (!(err instanceof StoreCorruptedError)) throw err;
+    return undefined;
+  }
+}
+
+/** The record's done count where it still reads as a whole number (also in a damaged record). */
+function keptDone(key: string, bytes: Uint8Array | undefined): number | undefined {
+  if (bytes === undefined) return undefined;
+  return statsOrDamaged(key, bytes)?.done ?? doneOfDamagedStats(key, bytes);
+}
+
+const sameBytes = (a: Uint8Array | undefined, b: Uint8Array | undefined) =>
+  a === undefined || b === undefined ? a === b : a.length === b.length && Buffer.compare(a, b) === 0;
+
+/** The answer and bytes of a recount: the stored record as it reads, and `indexed` (done: the retained entries) with the kept done count. */
+function answerOf(queue: string, storedBytes: Uint8Array | undefined, indexed: QueueStats, carried: number): RecountRead {
+  const key = K.statsKey(queue);
   let stored: QueueStats | undefined;
   let damage: string | undefined;
   try {
@@ -140,8 +277,6 @@ export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string
     if (!(err instanceof StoreCorruptedError)) throw err;
     damage = err.detail;
   }
-  const indexed = countIndexes(src, queue);
-  const carried = readableCarriedDone(src, queue);
   // The record's done count where it reads: no index holds the done jobs retention did not keep.
   const retained = Math.max(0, indexed.done - carried);
   const kept = stored?.done ?? (storedBytes === undefined ? undefined : doneOfDamagedStats(key, storedBytes));
@@ -171,16 +306,20 @@ export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string
  * damaged entry failed the mend at open and so every open of the store.
  * Counting none never lowers the done count the recount writes.
  */
-function readableCarriedDone(src: Pick<ReadSource, "scan">, queue: string): number {
+export function readableCarriedDone(src: Pick<ReadSource, "scan">, queue: string): number {
   let done = 0;
-  for (const [key, value] of src.scan({ prefix: K.claimedPrefix(queue) })) {
-    try {
-      done += decodeCarriedDone(key, value);
-    } catch (err) {
-      if (!(err instanceof StoreCorruptedError)) throw err;
-    }
-  }
+  for (const [key, value] of src.scan({ prefix: K.claimedPrefix(queue) })) done += readableDoneOf(key, value);
   return done;
+}
+
+/** The done jobs one claimed entry carries, none where it does not read (see `readableCarriedDone`). */
+function readableDoneOf(key: string, value: Uint8Array): number {
+  try {
+    return decodeCarriedDone(key, value);
+  } catch (err) {
+    if (!(err instanceof StoreCorruptedError)) throw err;
+    return 0;
+  }
 }
 
 const ZERO: QueueStats = { pending: 0, scheduled: 0, claimed: 0, done: 0, dead: 0 };

@@ -32,6 +32,26 @@ export class InputMismatchError extends TaqubaError {
   }
 }
 
+/**
+ * A submission without a run id (or under an id a client drew) found every
+ * id it drew already taken by another run, `draws` times: the id source
+ * repeats ids (a stubbed or seeded generator), which a ULID drawn from the
+ * clock and randomness never does. Nothing was submitted.
+ */
+export class RunIdDrawsTakenError extends TaqubaError {
+  constructor(
+    readonly queueName: string,
+    readonly draws: number,
+    readonly lastRunId: string,
+  ) {
+    super(
+      "RUN_ID_DRAWS_TAKEN",
+      `a submission to queue "${queueName}" drew ${draws} run ids and another run already held each one (the last "${lastRunId}"), so nothing was submitted; ` +
+        "the run id source repeats ids (a stubbed or seeded id generator): fix it, or pass a run id of your own",
+    );
+  }
+}
+
 /** The runtime has no record of a run: never submitted, or terminated and swept. */
 export class RunNotFoundError extends TaqubaError {
   constructor(readonly runId: string) {

@@ -247,7 +247,7 @@ describe("Queue.recountStats", () => {
       const before = await queue.view().stats("mail");
       const record = (await queue.recountStats("mail", { dryRun: true })).recounted;
       await put(packr.pack(["x", 0, 0, record.done, 0]));
-      // Called together: the recount reads and writes in its call's turn, before any of these commits.
+      // Called together: these commit while the recount counts its snapshot in slices, and it adds them at its commit.
       const [recounted] = await Promise.all([
         queue.recountStats("mail"),
         queue.enqueue("mail", enc("same turn")),

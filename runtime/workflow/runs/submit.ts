@@ -29,7 +29,7 @@ import { routedOn } from "./shard-placement.js";
 import type { RunFlow, RunOptions, RunSpec, SubmitOutcome } from "./run-types.js";
 import { FLOW_CONCURRENCY_KEY_HEADER, FLOW_CONCURRENCY_LIMIT_HEADER, FLOW_RATE_KEY_HEADER, FLOW_RULE_HEADER } from "../../queue/admission.js";
 import type { RuntimeCore } from "../runtime-core.js";
-import { InputMismatchError, ReservedHeaderError, ReservedKeyError } from "../workflow-errors.js";
+import { InputMismatchError, ReservedHeaderError, ReservedKeyError, RunIdDrawsTakenError } from "../workflow-errors.js";
 import { ClosedError, ValidationError } from "../../errors.js";
 import { bytesAtCall } from "../bytes-at-call.js";
 import { checkRunHeaders, checkRunPayload, MAX_RUN_PAYLOAD_BYTES } from "../limits.js";
@@ -235,6 +235,9 @@ export function submitUnderDrawnId(core: RuntimeCore, spec: RunSpec, mark?: Appl
   return submitAs(core, spec, true, undefined, mark) as Promise<SubmitOutcome>;
 }
 
+/** Run ids a fresh submission draws before it gives up (`RunIdDrawsTakenError`): a drawn ULID is never taken twice in a row. */
+export const MAX_RUN_ID_DRAWS = 16;
+
 /** A fresh run id, routed to the runtime's shard on a sharded store (clients find the run there). */
 function drawRunId(core: RuntimeCore): RunId {
   return routedOn(RunId.generate(core.clock.now()), core.placement);
@@ -291,7 +294,7 @@ async function submitAs(
   const effects = checkEffects(spec.effects);
   const inputSha256 = sha256Hex(input);
   // One submission object read by the locked part: no closure over this frame's fields, no frame between the lock and it.
-  const submission = new Submission(
+  let submission = new Submission(
     core,
     runId,
     fresh,
@@ -318,7 +321,12 @@ async function submitAs(
     // An arrow made here, not bound to a name: a named one costs a definition of its name per call where the
     // sources run through esbuild's keepNames (tsx, as the peers' harness runs them).
     let out = submission.fresh ? await submitLocked(submission) : await core.submitLock.run(runId, () => submitLocked(submission));
-    while (out === "taken") out = await submitLocked(submission.redrawn(drawRunId(core)));
+    // Bounded: only an id source that repeats ids (a stubbed one) could find every draw taken.
+    for (let draws = 1; out === "taken"; draws++) {
+      if (draws >= MAX_RUN_ID_DRAWS) throw new RunIdDrawsTakenError(core.queueName, draws, submission.runId);
+      submission = submission.redrawn(drawRunId(core));
+      out = await submitLocked(submission);
+    }
     if (span !== undefined) endSubmitSpan(span, out);
     if (out !== "raced" && out.newlySubmitted) instruments()?.runsSubmitted.add(1, { "taquba.queue": core.queueName });
     return out;
