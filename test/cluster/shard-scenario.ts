@@ -165,9 +165,27 @@ export async function shardScenario(
     await run.until(`shards ${shards.join(", ")} taken over`, look, waitBound(60_000));
     return shards.map((s) => first.get(s)!);
   };
-  /** Whether a worker other than `old` opened shard `s` since `since`. */
-  const openedBy = (s: number, old: Worker, since: number) =>
-    workers.some((w) => w !== old && w.script.lines.some((l) => l.startsWith(`started ${s} `) && Number(l.split(" ")[2]) >= since));
+  /**
+   * A look at whether workers other than `old` opened each of `shards` since `since`; each worker's lines are read on
+   * from where the last look stopped (a worker prints a line per write), and a worker started since is read too.
+   */
+  const openedSince = (shards: readonly number[], old: Worker, since: number): (() => boolean) => {
+    const opened = new Set<number>();
+    const readers = new Map<Worker, LinesReadOn>();
+    return () => {
+      for (const w of workers) {
+        if (w === old) continue;
+        let reader = readers.get(w);
+        if (reader === undefined) readers.set(w, (reader = new LinesReadOn(w.script.lines)));
+        reader.readOn((l) => {
+          if (!l.startsWith("started ")) return;
+          const [, shard, t] = l.split(" ");
+          if (Number(t) >= since) opened.add(Number(shard));
+        });
+      }
+      return shards.every((s) => opened.has(s));
+    };
+  };
 
   const perClient = Math.ceil(runs / 2);
   const tags = ["a", "b"];
@@ -243,7 +261,7 @@ export async function shardScenario(
             took - late > LEASE_MS + RENEW_MS + slackMs ? `\n${leaseHistory(workers, claim.shard, at, at - 2 * RENEW_MS, claim.at + RENEW_MS)}\n` : "";
           expect(took - late, `${what}${history}, ms`).toBeLessThanOrEqual(LEASE_MS + RENEW_MS + slackMs);
         }
-        if (kind === "stop") await run.until("the new owners opened the shards", () => lost.every((s) => openedBy(s, victim, at)), waitBound(60_000));
+        if (kind === "stop") await run.until("the new owners opened the shards", openedSince(lost, victim, at), waitBound(60_000));
       } finally {
         if (kind === "stop") {
           contAt = Date.now();
@@ -257,11 +275,21 @@ export async function shardScenario(
         continue;
       }
       // When it first stood by for each shard after SIGCONT: a later claim (balancing) would be legitimate.
-      const stoodBy = (s: number) => victim.script.lines.find((l) => l.startsWith(`standby ${s} `) && Number(l.split(" ")[2]) >= contAt);
-      await run.until("the resumed worker gave its shards up", () => lost.every((s) => stoodBy(s) !== undefined), waitBound(60_000));
+      // Its lines read on from where the last look stopped, as `openedSince` reads them.
+      const doneAt = new Map<number, number>();
+      const victimLines = new LinesReadOn(victim.script.lines);
+      const stoodByAll = () => {
+        victimLines.readOn((l) => {
+          if (!l.startsWith("standby ")) return;
+          const [, shard, t] = l.split(" ");
+          const s = Number(shard);
+          if (Number(t) >= contAt && !doneAt.has(s)) doneAt.set(s, Number(t));
+        });
+        return lost.every((s) => doneAt.has(s));
+      };
+      await run.until("the resumed worker gave its shards up", stoodByAll, waitBound(60_000));
       // Each shard's window ends when the worker stood by for that shard: once standing by, it may try a
       // claim from a stale look (a lease put the protocol then withdraws), which is no write of the lost term.
-      const doneAt = new Map(lost.map((s) => [s, Number(stoodBy(s)!.split(" ")[2])]));
       const shardWrites = victim.script.lines.filter((l) => {
         const [word, t, , key] = l.split(" ");
         if (word !== "write") return false;

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Engine, EngineReader, MemoryStore, WriteBatch, withFaults, type EngineOptions, type FaultyStore, type ObjectStore } from "taquba";
+import { firstDifference } from "../support/first-difference.js";
 import { HEAVY_TEST_MS } from "../support/load.js";
 import { SlowSegments } from "../support/slow-segments.js";
 
@@ -60,6 +61,24 @@ function snapshot(e: { scan(): IterableIterator<[string, Uint8Array]> }, wide = 
 
 function modelSnapshot(model: Map<string, number>, engineOrder: string[]): Array<[string, number]> {
   return engineOrder.map((k) => [k, model.get(k)!]);
+}
+
+/**
+ * Fails naming the first difference of `got` from `want`. Checked after every step of every script: vitest's
+ * `toEqual` and an `expect` per key there were much of the file's time (see first-difference.ts).
+ */
+function expectSame(what: string, got: Iterable<unknown>, want: Iterable<unknown>): void {
+  const diff = firstDifference(got, want);
+  if (diff !== undefined) expect.fail(`${what}: ${diff}`);
+}
+
+/** Fails unless `keys` holds each key of `model` once and no other, in any order. */
+function expectSameKeys(what: string, keys: readonly string[], model: Map<string, number>): void {
+  const seen = new Set(keys);
+  if (seen.size !== keys.length || seen.size !== model.size || keys.some((k) => !model.has(k))) {
+    expect(seen, `${what}, as a set`).toEqual(new Set(model.keys()));
+    expect.fail(`${what}: a key listed twice (${keys.length} keys listed, ${seen.size} distinct)`);
+  }
 }
 
 /** The model's keys in UTF-8 byte order, computed independently of the engine. */
@@ -225,8 +244,8 @@ async function checkAgainstModel(
             await engine.flush();
             const reader = await EngineReader.open(store, { retry });
             const keys = [...reader.scan()].map(([k]) => k);
-            expect(snapshot(reader, wide)).toEqual(modelSnapshot(model, keys));
-            expect(new Set(keys)).toEqual(new Set(model.keys()));
+            expectSame("a reader's entries", snapshot(reader, wide), modelSnapshot(model, keys));
+            expectSameKeys("a reader's keys", keys, model);
           }
           await warmThen(engine, model.keys(), () => {
             // Runs beside a compaction are folded at maxSegmentRuns (m): a compaction replaces at most m runs, or those
@@ -239,11 +258,14 @@ async function checkAgainstModel(
             // fold at the cap never leaves more runs than it found.
             const t = TIER.maxSegmentRuns!;
             if (overlap === "tier" && faultSeed === undefined) expect(engine.stats.segmentRuns).toBeLessThanOrEqual(Math.max(opened, t + 1) + t);
-            for (const [k, v] of model) expect(decodeValue(engine.get(k)!, wide)).toBe(v);
+            for (const [k, v] of model) {
+              const got = decodeValue(engine.get(k)!, wide);
+              if (got !== v) expect(got, `get ${JSON.stringify(k)}`).toBe(v);
+            }
             const keys = [...engine.scan()].map(([k]) => k);
-            expect(new Set(keys)).toEqual(new Set(model.keys()));
-            expect(keys).toEqual(byteOrder(model));
-            expect(snapshot(engine, wide)).toEqual(modelSnapshot(model, keys));
+            expectSameKeys("the engine's keys", keys, model);
+            expectSame("the engine's keys in UTF-8 byte order", keys, byteOrder(model));
+            expectSame("the engine's entries", snapshot(engine, wide), modelSnapshot(model, keys));
           });
         }
         await Promise.all(pending);
@@ -251,8 +273,8 @@ async function checkAgainstModel(
         const final = await Engine.open(store, { ...engineOpts, retry });
         await warmThen(final, model.keys(), () => {
           const keys = [...final.scan()].map(([k]) => k);
-          expect(new Set(keys)).toEqual(new Set(model.keys()));
-          expect(snapshot(final, wide)).toEqual(modelSnapshot(model, keys));
+          expectSameKeys("the reopened engine's keys", keys, model);
+          expectSame("the reopened engine's entries", snapshot(final, wide), modelSnapshot(model, keys));
         });
         pagedReads += engine.stats.segmentFetches + final.stats.segmentFetches;
         beside += engine.stats.checkpointsBesideCompaction;

@@ -53,9 +53,10 @@ function decodeMemoOwed(bytes: Uint8Array, key: string): MemoOwed {
 /**
  * Clears what record `bytes` says is owed for run `runId`, then deletes the
  * record (while it still holds `bytes`). In turn with submissions of the id:
- * a run submitted under it since keeps its own memo; the removed run's set
- * goes (no run comes back to it), and with no set named, everything under
- * the id goes only while no run or end record holds the id.
+ * with no run or end record holding the id, everything under it goes; a run
+ * submitted under it since keeps its own memo set, and the removed run's
+ * entries go (no run comes back to them): its set, or with no set named
+ * (a run of a version before memo sets) the entries outside every set.
  */
 export async function payMemoOwed(core: RuntimeCore, runId: string, bytes: Uint8Array): Promise<void> {
   const q = core.queueName;
@@ -68,7 +69,12 @@ export async function payMemoOwed(core: RuntimeCore, runId: string, bytes: Uint8
     const run = await core.queue.kvGet(rk);
     const end = run === null ? await core.queue.kvGet(tk) : null;
     if (run === null && end === null) await memos.clearMemosForRun(runId);
-    else if (owed.memoSet !== undefined) {
+    else if (owed.memoSet === undefined) {
+      // Left, a run submitted since as an earlier version does (no set either) would read them as its own. Its own
+      // entries there go too, as they cannot be told apart: a memo is a cache, so it computes them again. Its result
+      // record, which that version wrote there, stays.
+      await memos.clearUnsetMemos(runId, end === null ? undefined : decodeTerminalRecord(end, tk).token);
+    } else {
       // The run under the id now is another submission (its set is its submission): the removed run's set goes.
       const now = run !== null ? decodeRunRecord(run, rk).memoSet : decodeTerminalRecord(end!, tk).submission;
       if (now !== owed.memoSet) await memos.clearMemoSet(runId, owed.memoSet);

@@ -357,6 +357,40 @@ export class MemoStore {
     return this.#clearUnder([`${runMemoRoot(this.prefix, runId)}${seg}`, `${runReplayRoot(this.prefix, runId)}${seg}`], undefined);
   }
 
+  /**
+   * @internal Removes the memo entries and replay records of `runId` kept
+   * outside every memo set, where runs submitted before memo sets existed
+   * keep theirs (a removed run's, which a later submission of the id must
+   * not read), sparing the run result record that an earlier version wrote
+   * in the run memo for termination `spareToken` (the end now under the id).
+   * Memo sets and today's result records stay. Returns how many objects it
+   * removed.
+   */
+  async clearUnsetMemos(runId: string, spareToken?: string): Promise<number> {
+    checkRunIdArg(runId);
+    this.#dropKeptOutcomes(runId);
+    const spared = spareToken === undefined ? undefined : legacyOutcomeRecordKey(this.prefix, runId, spareToken);
+    let removed = 0;
+    for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
+      let startAfter: string | undefined;
+      for (;;) {
+        const listed: string[] = [];
+        // Only keys under the run's folder and past the last one (see `clearReplaysFrom`).
+        for await (const o of listedUnder(this.store, root, startAfter === undefined ? {} : { startAfter })) {
+          listed.push(o.key);
+          if (listed.length >= CLEAR_CHUNK) break;
+        }
+        // A memo set's folder starts with `@`; a step number or `run` is the layout before memo sets.
+        const doomed = listed.filter((k) => !k.startsWith("@", root.length) && k !== spared);
+        await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
+        removed += doomed.length;
+        if (listed.length < CLEAR_CHUNK) break;
+        startAfter = listed[listed.length - 1];
+      }
+    }
+    return removed;
+  }
+
   #clearMemosForRun(runId: string, signal: AbortSignal | undefined): Promise<number> {
     return this.#clearUnder([runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId), runResultPrefix(this.prefix, runId)], signal);
   }
