@@ -4,7 +4,7 @@
  * values a paging policy keeps in memory. Used by commits and by the WAL
  * replay of the writer's open and of readers.
  */
-import { isPageable, keepValue, KeptValue, type PagePolicy, type StateMap, type ValueArena } from "./paged-value.js";
+import { isPageable, keepValue, type PagePolicy, type StateMap, type ValueArena } from "./paged-value.js";
 import type { DeltaMap } from "./sorted-map.js";
 import type { ChangedValue } from "./changed-keys.js";
 import type { EncodedKeys } from "./wal-format.js";
@@ -20,8 +20,8 @@ import type { BatchOp } from "./write-batch.js";
  * `arena` when given (the writer passes one for commits and replays: see
  * `ValueArena`), else as they are. `keys`: where the WAL wrote these ops'
  * keys (a commit's), which the delta copies rather than encoding them again.
- * `packs`: told each value kept in the arena or packed into a string (a
- * commit's), for the commit's tokens (see `CommittedPacks`).
+ * `packs`: told each value packed into a string (a commit's), for the
+ * commit's tokens (see `CommittedPacks`).
  */
 export function applyOps(
   tree: StateMap,
@@ -42,12 +42,8 @@ export function applyOps(
     // deleted again is no change to write (see changed-keys.ts).
     let had: boolean;
     if (op.kind === "put") {
-      if (policy === undefined) v = op.value;
-      else if (isPageable(policy, op.key, op.value)) v = arena?.copy(op.value) ?? op.value;
-      else {
-        v = keepValue(op.key, op.value, arena);
-        if (packs !== undefined && (typeof v === "string" || v instanceof KeptValue)) packs.note(op, v);
-      }
+      v = policy === undefined ? op.value : isPageable(policy, op.key, op.value) ? (arena?.copy(op.value) ?? op.value) : keepValue(op.key, op.value, arena);
+      if (packs !== undefined && typeof v === "string") packs.note(op, v);
       had = tree.set(op.key, v, ascii, op.hint);
     } else had = tree.delete(op.key, op.hint);
     if (delta === undefined) continue;

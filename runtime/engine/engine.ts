@@ -537,9 +537,8 @@ export class Engine {
    * a commit put as `value` (see `applyOps`), made without looking the key
    * up: `value` itself where the state holds values as committed (the
    * queue's `commitOwned` keeps its arrays; `commit` may keep a copy of a
-   * caller's), else the place of one kept in its arena or the string it
-   * is packed into, once the commit is applied (noted by the last commit,
-   * else found by a look-up);
+   * caller's), else the string it is packed into, or the place of one
+   * kept in its arena once the commit is applied (found by a look-up);
    * undefined where the engine holds a copy paging may move out, or one
    * too large to pack. Like any token, one equal to the key's
    * means equal bytes, and an unequal one says nothing. A caller that has
@@ -551,10 +550,10 @@ export class Engine {
     const policy = this.#pager?.policy;
     if (policy === undefined) return value as unknown as ValueToken;
     if (isPageable(policy, key, value)) return undefined;
-    // What the state holds when the last commit put this array there: not looked up, nor packed a second time.
-    const noted = this.#packs.find(key, value, this.#state.counters.freezes);
-    if (noted !== undefined) return noted as unknown as ValueToken;
     if (keptInArena(value.byteLength)) return this.#keptToken(key, value);
+    // The string the state holds when the last commit put this array there: not packed a second time.
+    const noted = this.#packs.find(key, value);
+    if (noted !== undefined) return noted as unknown as ValueToken;
     const packed = packValue(key, value);
     return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
   }
@@ -564,18 +563,11 @@ export class Engine {
    * bytes: a kept value's token is its place in the arena, made when the
    * commit was applied, so it is looked up (one get and a compare, against
    * the decode of a read the caller saves). Undefined before the commit is
-   * applied, or once the key holds other bytes; the length of the key's
-   * tail it repeats, or a string of it once a freeze moved the key into a
-   * run.
+   * applied, or once the key holds other bytes.
    */
   #keptToken(key: string, value: Uint8Array): ValueToken | undefined {
     const held = this.#state.get(key);
-    if (held instanceof KeptValue) return bytesEqual(held.bytes(), value) ? (held as unknown as ValueToken) : undefined;
-    if (held === undefined || isHeldBytes(held)) return undefined;
-    // Held as a length when it repeats its key's tail; as a string of its bytes once a freeze moved it into a
-    // run: the same form of the same bytes is equal.
-    const packed = packValue(key, value);
-    return packed instanceof Uint8Array ? undefined : (packed as unknown as ValueToken);
+    return held instanceof KeptValue && bytesEqual(held.bytes(), value) ? (held as unknown as ValueToken) : undefined;
   }
 
   /**
@@ -731,7 +723,7 @@ export class Engine {
     try {
       const policy = this.#pager?.policy;
       const packs = this.#packs;
-      packs.clear(this.#state.counters.freezes);
+      packs.clear();
       applyOps(this.#state, ops, delta, policy, this.#arena, this.#walKeys, policy === undefined ? undefined : packs);
       this.#walKeys.release();
     } catch (err) {

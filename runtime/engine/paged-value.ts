@@ -41,16 +41,6 @@ export class ArenaValue {
     return this.#at & 32767;
   }
 
-  /** The chunk the bytes are in (never written again where they are). */
-  protected get chunk(): Uint8Array {
-    return this.#chunk;
-  }
-
-  /** Where the bytes start in `chunk`. */
-  protected get offset(): number {
-    return Math.floor(this.#at / 32768);
-  }
-
   /** The bytes, as a view made for this call that the caller must not mutate. */
   bytes(): Uint8Array {
     const from = Math.floor(this.#at / 32768);
@@ -64,18 +54,7 @@ export class ArenaValue {
  * read of it is a copy, as a packed value's is, so a caller that changes
  * what it read changes nothing held.
  */
-export class KeptValue extends ArenaValue {
-  /** A copy of the bytes, as a fresh array the caller owns (a small one copied by a loop, with no view made first). */
-  copied(): Uint8Array {
-    const n = this.byteLength;
-    if (n > LOOP_BYTES) return copiedOut(this.bytes());
-    const out = new Uint8Array(n);
-    const chunk = this.chunk;
-    const from = this.offset;
-    for (let i = 0; i < n; i++) out[i] = chunk[from + i]!;
-    return out;
-  }
-}
+export class KeptValue extends ArenaValue {}
 
 /** What the writer's state holds per key: a value, a value waiting to be paged, a paged value, or a packed one. */
 export type StoredValue = Uint8Array | ArenaValue | PagedValue | PackedValue;
@@ -144,14 +123,12 @@ export function packValue(key: string, v: Uint8Array): PackedValue | Uint8Array 
  * value is written once and lives in the memtable until it freezes (a
  * step's history entry, about 110 B): a string of it is copied by the
  * scavenge that meets it and then promoted, the arena's object is a third
- * of that. Small values are kept there too (a step's pointer, the queue's
- * stats): a string of them took a native call each (Node's `latin1Slice`,
- * about 700 instructions of an op's 10,000), the arena's copy is a
- * `set` into its chunk. Only the empty value stays a string (`""`). A
- * value read on a hot path keeps the token `committedToken` gives without
- * a read (`CommittedPacks` notes the kept value each commit made).
+ * of that. Smaller values stay strings (a value read on a hot path, the
+ * queue's stats and a step's pointer, keeps the token `committedToken`
+ * gives without a read). At this size a read's copy is a view of a chunk
+ * either way (`unpackValue` past `LOOP_BYTES`).
  */
-export const ARENA_KEPT_BYTES = 1;
+export const ARENA_KEPT_BYTES = LOOP_BYTES;
 
 /** Whether `keepValue` keeps a value of `n` bytes in the arena (else packs it, or copies one too large to pack). */
 export function keptInArena(n: number): boolean {
@@ -253,7 +230,7 @@ function repeatsKeyTail(key: string, v: Uint8Array): boolean {
 /** The bytes of a value held in memory (`v` not paged), as an array the caller must not mutate. */
 export function heldValue(key: string, v: Uint8Array | ArenaValue | PackedValue): Uint8Array {
   if (v instanceof Uint8Array) return v;
-  if (v instanceof ArenaValue) return v instanceof KeptValue ? v.copied() : v.bytes();
+  if (v instanceof ArenaValue) return v instanceof KeptValue ? copiedOut(v.bytes()) : v.bytes();
   if (typeof v === "number") {
     const out = new Uint8Array(-v);
     const from = key.length + v;

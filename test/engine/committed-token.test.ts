@@ -137,31 +137,5 @@ describe("a committed value's token", () => {
         await engine.close();
       }
     });
-
-    it("is no token of the value's arena place once a freeze the commit made moved the value into a run", async () => {
-      const engine = await Engine.open(new MemoryStore(), { ...paging, memtableKeys: 1024 });
-      try {
-        const fill = new WriteBatch();
-        for (let i = 0; i < 1022; i++) fill.put(`u/f/${String(i).padStart(4, "0")}`, new Uint8Array([i & 0xff, 1]));
-        await commitOwned(engine, fill.ops, []);
-        // A pointer-sized value kept in the arena, then new keys that freeze the memtable in the same commit.
-        const value = new Uint8Array(42).fill(7);
-        const freezing = new WriteBatch()
-          .put("u/p", value)
-          .put("u/z", new Uint8Array([1]))
-          .put("u/zz", new Uint8Array([2]));
-        await commitOwned(engine, freezing.ops, []);
-        expect(engine.stats.memtableFreezes).toBe(1);
-        // The frozen table is copied into its run in slices between turns; then the run holds the bytes, read as a copy each time.
-        for (let i = 0; i < 1000 && !(engine.valueToken("u/p") instanceof Uint8Array); i++) await new Promise((r) => setImmediate(r));
-        expect(engine.valueToken("u/p")).toBeInstanceOf(Uint8Array);
-        expect(engine.get("u/p")).toEqual(value);
-        // The arena place the commit made is no longer what the key holds: not handed out as its token.
-        const token = engine.committedToken("u/p", value);
-        if (token !== undefined) expect(token).toBe(engine.valueToken("u/p"));
-      } finally {
-        await engine.close();
-      }
-    });
   });
 });
