@@ -30,6 +30,7 @@
  */
 import type { Engine } from "../engine/engine.js";
 import { jobKey } from "./keys.js";
+import { HandedOutIds } from "./handed-out-ids.js";
 
 /** A ULID as the queue generates them: 26 Crockford digits, the first 0-7 (48 bits of time). */
 const ULID_SHAPED = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
@@ -62,8 +63,8 @@ export class CallerIdBound {
   #next = "";
   /** The greatest id asked about: a caller id at or below it is never drawn again. */
   #drawn = "";
-  /** Ids `nextJobId` handed out and not yet inserted as drawn, oldest first (see `mayHoldEarlierDraw`). */
-  readonly #handedOut = new Set<string>();
+  /** Ids `nextJobId` handed out and not yet inserted as drawn (see `mayHoldEarlierDraw`). */
+  readonly #handedOut = new HandedOutIds(HANDED_OUT_LIMIT);
   /** The greatest ULID-shaped caller id noted at or below `#drawn` at the time: only such an id can take an id drawn before it was noted. */
   #late = "";
   /** Caller ids noted above `#drawn`, perhaps not committed yet: a scan of the keys could miss them. */
@@ -150,12 +151,6 @@ export class CallerIdBound {
 
   /** Notes `id`, just drawn by `nextJobId` for a job named later, as this queue's (see `mayHoldEarlierDraw`). */
   handedOut(id: string): void {
-    if (this.#handedOut.size >= HANDED_OUT_LIMIT) {
-      for (const oldest of this.#handedOut) {
-        this.#handedOut.delete(oldest);
-        break;
-      }
-    }
     this.#handedOut.add(id);
   }
 
@@ -168,7 +163,7 @@ export class CallerIdBound {
    * looked up. Ends the id's note: a second insert of it is looked up too.
    */
   mayHoldEarlierDraw(id: string): boolean {
-    return !this.#handedOut.delete(id) || id <= this.#late;
+    return !this.#handedOut.take(id) || id <= this.#late;
   }
 
   /** The least ULID-shaped id at or above `from` that a job may hold: a committed key, or a noted id. */

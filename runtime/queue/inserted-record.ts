@@ -78,9 +78,9 @@ const CLAIMED_AT = nameOf("claimedAt");
 
 /**
  * `encodeJob(r, shared)` for a record whose own keys are exactly those of
- * `insertJobRecord`'s literal, in its order, with `claimedAt` assigned
- * last (test/queue/inserted-record.test.ts holds the two in step). A value
- * the direct writer does not take goes to `encodeJob`, as it would there.
+ * `insertJobRecord`'s literal, in its order, `claimedAt` last
+ * (test/queue/inserted-record.test.ts holds the two in step). A value the
+ * direct writer does not take goes to `encodeJob`, as it would there.
  */
 export function encodeInsertedJob(r: JobRecord, shared: boolean): Uint8Array {
   const fieldsRoom = roomFor(r);

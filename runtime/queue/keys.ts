@@ -79,7 +79,7 @@ export const HISTORY = "h/";
 export const USER = "u/";
 export const SEQ_HIGH_WATER = "m/seq";
 export const PAYLOAD_REF = "y/";
-export const payloadRefKey = (ref: string) => [PAYLOAD_REF, ref].join("");
+export const payloadRefKey = (ref: string) => join2(PAYLOAD_REF, ref);
 
 /*
  * Keys the engine keeps in its memtable until a freeze or a checkpoint (a
@@ -93,23 +93,66 @@ export const payloadRefKey = (ref: string) => [PAYLOAD_REF, ref].join("");
  * level of its search, and a pair of strings is flattened through the
  * engine's runtime at the first comparison and read through its top node
  * at every later one (engine/flat-string.ts).
+ *
+ * The parts are joined from one array per count of parts, refilled per
+ * key: an array literal per key cost about 64 B of the heap (the array and
+ * its elements), two or three keys a step. `join` reads strings only, so
+ * no key is built while another is being joined; the variable parts are
+ * cleared after, so no key's parts stay held.
  */
-export const jobKey = (id: string) => [JOB, id].join("");
+const parts2 = ["", ""];
+const parts4 = ["", "", "", ""];
+const parts6 = ["", "", "", "", "", ""];
+
+function join2(a: string, b: string): string {
+  const p = parts2;
+  p[0] = a;
+  p[1] = b;
+  const key = p.join("");
+  p[1] = "";
+  return key;
+}
+
+function join4(a: string, b: string, c: string, d: string): string {
+  const p = parts4;
+  p[0] = a;
+  p[1] = b;
+  p[2] = c;
+  p[3] = d;
+  const key = p.join("");
+  p[1] = p[3] = "";
+  return key;
+}
+
+function join6(a: string, b: string, c: string, d: string, e: string, f: string): string {
+  const p = parts6;
+  p[0] = a;
+  p[1] = b;
+  p[2] = c;
+  p[3] = d;
+  p[4] = e;
+  p[5] = f;
+  const key = p.join("");
+  p[1] = p[3] = p[5] = "";
+  return key;
+}
+
+export const jobKey = (id: string) => join2(JOB, id);
 export const pendingPrefix = (queue: string) => `${PENDING}${queue}/`;
-export const pendingKey = (queue: string, priority: number, seq: string) => [PENDING, queue, "/", padPriority(priority), "/", seq].join("");
-export const scheduledKey = (runAt: number, queue: string, id: string) => [SCHEDULED, padTime(runAt), "/", queue, "/", id].join("");
+export const pendingKey = (queue: string, priority: number, seq: string) => join6(PENDING, queue, "/", padPriority(priority), "/", seq);
+export const scheduledKey = (runAt: number, queue: string, id: string) => join6(SCHEDULED, padTime(runAt), "/", queue, "/", id);
 export const claimedPrefix = (queue: string) => `${CLAIMED}${queue}/`;
-export const claimedKey = (queue: string, id: string) => [CLAIMED, queue, "/", id].join("");
+export const claimedKey = (queue: string, id: string) => join4(CLAIMED, queue, "/", id);
 /** The queue a claimed index key (`claimedKey`) belongs to: job ids hold no '/'. */
 export const queueOfClaimedKey = (key: string) => key.slice(CLAIMED.length, key.lastIndexOf("/"));
 export const donePrefix = (queue: string) => `${DONE}${queue}/`;
-export const doneKey = (queue: string, completedAt: number, id: string) => [DONE, queue, "/", padTime(completedAt), "/", id].join("");
+export const doneKey = (queue: string, completedAt: number, id: string) => join6(DONE, queue, "/", padTime(completedAt), "/", id);
 export const deadPrefix = (queue: string) => `${DEAD}${queue}/`;
-export const deadKey = (queue: string, id: string) => [DEAD, queue, "/", id].join("");
-export const retentionKey = (dueAt: number, id: string) => [RETENTION, padTime(dueAt), "/", id].join("");
-export const dedupKey = (queue: string, key: string) => [DEDUP, queue, "/", key].join("");
-export const debounceKey = (queue: string, key: string) => [DEBOUNCE, queue, "/", key].join("");
-export const supersededKey = (id: string) => [SUPERSEDED, id].join("");
+export const deadKey = (queue: string, id: string) => join4(DEAD, queue, "/", id);
+export const retentionKey = (dueAt: number, id: string) => join4(RETENTION, padTime(dueAt), "/", id);
+export const dedupKey = (queue: string, key: string) => join4(DEDUP, queue, "/", key);
+export const debounceKey = (queue: string, key: string) => join4(DEBOUNCE, queue, "/", key);
+export const supersededKey = (id: string) => join2(SUPERSEDED, id);
 /**
  * `n/<queue>`: one string per queue, kept (every settlement reads and writes
  * it, and a key built afresh is flattened by the engine on its first
@@ -119,7 +162,7 @@ export const supersededKey = (id: string) => [SUPERSEDED, id].join("");
  */
 export function statsKey(queue: string): string {
   if (queue === lastStatsQueue) return lastStatsKey;
-  const key = statsKeys.get(queue) ?? statsKeys.keep(queue, [STATS, queue].join(""));
+  const key = statsKeys.get(queue) ?? statsKeys.keep(queue, join2(STATS, queue));
   lastStatsQueue = queue;
   lastStatsKey = key;
   return key;
@@ -130,8 +173,8 @@ const statsKeys = new KeptStrings(512);
 /** The queue `statsKey` was last asked for, and its key. */
 let lastStatsQueue: string | undefined;
 let lastStatsKey = "";
-export const historyKey = (id: string) => [HISTORY, id].join("");
-export const userKey = (key: string) => [USER, key].join("");
+export const historyKey = (id: string) => join2(HISTORY, id);
+export const userKey = (key: string) => join2(USER, key);
 
 /** The last '/'-separated field of a key (ids are always last). */
 export function lastField(key: string): string {

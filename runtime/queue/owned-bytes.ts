@@ -2,10 +2,11 @@
  * @module Values a commit takes as they are. The engine keeps what the
  * queue commits without checking or copying it (`commitOwned`), so every
  * value put in a transaction must be an array the queue or the workflow
- * made for that write and holds nowhere else: `OwnedBytes`. A caller's
- * array becomes one only through `copyCallerValue`, which checks it and
- * copies it once; the type keeps a caller's `Uint8Array` out of
- * `Txn.put` by mistake.
+ * made for that write and holds nowhere else, or a constant nothing
+ * changes (the empty index value, a one-byte carried count): `OwnedBytes`.
+ * A caller's array becomes one only through `copyCallerValue`, which
+ * checks it and copies it once; the type keeps a caller's `Uint8Array` out
+ * of `Txn.put` by mistake.
  */
 import { ValidationError } from "../errors.js";
 import { quoteValue } from "../option-values.js";

@@ -474,12 +474,21 @@ function describeCounts(a: readonly unknown[]): string {
 }
 
 /**
+ * The values of counts under 128, each made on first use and shared: a
+ * chained ack's entry carries one of these nearly always, and an array a
+ * commit cost about 200 B of the heap. Shared as the empty index value is:
+ * nothing writes the bytes of a value once put (`OwnedBytes`).
+ */
+const oneByteCarried: (Uint8Array | undefined)[] = [];
+
+/**
  * The done count a claimed index entry (`c/<queue>/<id>`) carries for its
  * queue (see `Txn.finish`): an unsigned LEB128 integer, 7 bits a byte, low
  * first. An empty value (every entry a plain claim writes, and every entry
  * an older store holds) carries none.
  */
 export function encodeCarriedDone(n: number): Uint8Array {
+  if (n >= 0 && n < 0x80 && Number.isInteger(n)) return (oneByteCarried[n] ??= Uint8Array.of(n));
   let bytes = 1;
   for (let rest = Math.floor(n / 128); rest > 0; rest = Math.floor(rest / 128)) bytes++;
   const out = new Uint8Array(bytes);
