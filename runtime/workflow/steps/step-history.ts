@@ -72,6 +72,15 @@ export function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrac
     stageWith(core, job, s, end, effects, NONE);
     return undefined;
   }
+  return stageAfterEarlier(core, job, s, end, effects);
+}
+
+/**
+ * `stageStepHistory` once the earlier attempts are read: the closure made
+ * here, not there, where it would put the parameters it names in a context
+ * allocated for every step, the many with no earlier attempts included.
+ */
+function stageAfterEarlier(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects): Promise<void> {
   return earlierAttempts(core, job).then((earlier) => stageWith(core, job, s, end, effects, earlier));
 }
 

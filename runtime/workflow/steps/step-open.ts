@@ -254,7 +254,12 @@ export function cancelRecorded(core: RuntimeCore, w: OpenStep): boolean | Promis
   if (w.runToken !== undefined && tokenNow(core, keys.runAt) === w.runToken) return run.cancelRequested === true;
   const key = keys.run;
   const now = readNow(core, keys.runAt);
-  return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, runBytes, run)) : cancelIn(now, key, runBytes, run);
+  return now === undefined ? cancelReadLater(core, key, runBytes, run) : cancelIn(now, key, runBytes, run);
+}
+
+/** `cancelRecorded` when the queue cannot read in this turn: the closure made here, where `cancelRecorded`'s own would take a context every step. */
+function cancelReadLater(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord): Promise<boolean> {
+  return core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run));
 }
 
 function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunRecord): boolean {

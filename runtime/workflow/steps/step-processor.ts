@@ -452,6 +452,7 @@ async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, 
 function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
   const { memos, runId, step, memoKeys } = w;
   const memoSet = w.run.memoSet;
+  const owner = memoOwnerOf(core);
   return makeJobStep(
     runId,
     // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
@@ -459,8 +460,8 @@ function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
     job,
     // The memos of this submission only (see `RunRecord.memoSet`).
     // Each entry written is kept only while the run keeps it: a step outliving its run's removal leaves none behind.
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys, memoOwnerOf(core)),
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys, memoOwnerOf(core)),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys, owner),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys, owner),
     w.effects,
     core.stepKv,
     w.children,
@@ -592,16 +593,46 @@ function continueRun(
   if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") runAt = now + Math.max(0, o.when.delayMs - elapsed);
-  else {
-    // Its headers and deadline as `stageSignalWait` leaves them, read when the commit is built.
-    const opts: SignalWaitOptions = { headers };
-    const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts.headers, opts.runAt, pointer, effects));
-    const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
-    // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
-    const at = () => terminationBase(job, w.run, runId, step, w.memos, now, w.hasChildren());
-    return continueOnSignal(core, job, slot, at, log, w, wait, opts, pointer, effects, commit);
-  }
+  else return continueOnSignalFrom(core, job, slot, w, o, o.when, staged, now, log, headers, pointer, effects, elapsed);
   return commitContinue(core, job, slot, w, o, staged, now, headers, runAt, pointer, effects);
+}
+
+/**
+ * `continueRun` for a step continued on a signal: its closures made here, not
+ * in `continueRun`, where any closure puts the variables it names (most of
+ * its parameters) in a context allocated on every call, whichever way the
+ * step continues.
+ */
+function continueOnSignalFrom(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  w: OpenStep,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  when: Extract<Trigger, { kind: "onSignal" }>,
+  staged: StagedKv,
+  now: number,
+  log: WorkflowLogger,
+  headers: Record<string, string>,
+  pointer: StepPointer,
+  effects: SettlementEffects,
+  elapsed: number,
+): Promise<void> {
+  const { runId, step } = w;
+  // Its headers and deadline as `stageSignalWait` leaves them, read when the commit is built.
+  const opts: SignalWaitOptions = { headers };
+  const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts.headers, opts.runAt, pointer, effects));
+  const wait = {
+    runId,
+    nextStep: pointer.step,
+    nextJobId: pointer.jobId,
+    correlationKey: when.correlationKey,
+    timeoutMs: Math.max(0, when.timeoutMs - elapsed),
+    now,
+  };
+  // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
+  const at = () => terminationBase(job, w.run, runId, step, w.memos, now, w.hasChildren());
+  return continueOnSignal(core, job, slot, at, log, w, wait, opts, pointer, effects, commit);
 }
 
 /** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
@@ -674,8 +705,17 @@ function commitContinue(
 ): Promise<unknown> | ChainedAck {
   const transition = transitionOf(o.when, runAt, now);
   const history = stageStepHistory(core, job, w, { outcome: "continued", endedAtMs: now, transition, staged, next: o.payload }, effects);
-  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, w, o, headers, runAt, pointer, effects)));
+  if (history !== undefined) return submitAfter(history, core, job, slot, w, o, headers, runAt, pointer, effects);
   return submitContinue(core, job, slot, w, o, headers, runAt, pointer, effects);
+}
+
+/**
+ * `submitContinue` once the history entry's earlier attempts were read: the
+ * closure made here, not in `commitContinue`, which would otherwise put its
+ * parameters in a context allocated on every step.
+ */
+function submitAfter(history: Promise<void>, ...args: Parameters<typeof submitContinue>): Promise<void> {
+  return history.then(() => settledContinue(submitContinue(...args)));
 }
 
 /** `commitContinue` once the history entry is staged: the next step's job and the step pointer, with the ack. */
