@@ -57,8 +57,10 @@ async function earlierAttempts(core: RuntimeCore, job: ClaimedJob): Promise<Atte
 }
 
 function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): SignalReceipt | undefined {
+  // No signal resolved (most steps): no receipt, without looking the header up.
+  if (signal === undefined) return undefined;
   const key = ownHeader(job.headers, HEADER_SIGNAL_WAIT);
-  if (key === undefined || signal === undefined) return undefined;
+  if (key === undefined) return undefined;
   return signal === null ? { key, result: "timed_out" } : { key, result: "delivered", payloadBytes: signal.byteLength };
 }
 

@@ -16,7 +16,7 @@ import { KvKeyPrefixRef, type KvKeyRef } from "../../queue/user-keys.js";
 import { ownHeader } from "../../option-values.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import { type ChildStepOwner, childRunsFor, processChildEnded, processParentEnded, type StepChildRuns } from "../children/child-runs.js";
-import type { MemoStore } from "../memo/memo.js";
+import type { MemoStore, MemoWrites } from "../memo/memo.js";
 import { decodeRunRecord, decodeStepPointer, type RunRecord, type StepPointer } from "../records/records.js";
 import { runKey, stepPointerKey } from "../records/kv-keys.js";
 import { runHistoryPrefix } from "../runs/history-records.js";
@@ -35,11 +35,11 @@ import type { StepTrace } from "./step-history.js";
  * runner runs and the handles the runner gets. Also the trace its history
  * entry reads (`StepTrace`): one object per step for both.
  */
-export class OpenStep implements StepTrace, ChildStepOwner {
+export class OpenStep implements StepTrace, ChildStepOwner, MemoWrites {
   /** The signal the step observed; set by the processor once resolved (only a step continued on a signal has one). */
   signal: Uint8Array | null | undefined = undefined;
-  /** The memo keys the runner wrote, noted by its memos. */
-  readonly memoKeys: string[] = [];
+  /** The memo keys the runner wrote, noted by its memos: made on the first write (see `MemoWrites`). */
+  memoKeys: string[] | undefined = undefined;
   /** What the runner stages, committed with the settlement. */
   readonly effects = new EffectsHandle();
   /** The runner's `children`: their state made on first use (see `childRunsFor`). */

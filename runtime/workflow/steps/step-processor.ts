@@ -23,6 +23,7 @@ import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob } from "../../queue/types.js";
+import type { KvToken } from "../../queue/queue.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
@@ -60,7 +61,7 @@ import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
 /** What the history entry of the step being processed needs from every settlement path. */
-type StepTrace = HistoryTrace & { memoKeys: string[] };
+type StepTrace = HistoryTrace & { memoKeys: string[] | undefined };
 
 /**
  * Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. Delays get the
@@ -450,7 +451,7 @@ async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, 
 
 /** The `Step` the runner is handed for the opened step `w`: what it stages goes to `w.effects`, the memo keys it writes to `w.memoKeys`. */
 function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
-  const { memos, runId, step, memoKeys } = w;
+  const { memos, runId, step } = w;
   const memoSet = w.run.memoSet;
   const owner = memoOwnerOf(core);
   return makeJobStep(
@@ -460,8 +461,8 @@ function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
     job,
     // The memos of this submission only (see `RunRecord.memoSet`).
     // Each entry written is kept only while the run keeps it: a step outliving its run's removal leaves none behind.
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys, owner),
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys, owner),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), w, owner),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), w, owner),
     w.effects,
     core.stepKv,
     w.children,
@@ -670,18 +671,27 @@ async function continueOnSignal(
  * worker (`ackClaimingNext`), handed to the caller to await: the caller
  * then hands the next step on with `handOffNext`, however the ack ended.
  * It is also what the next step is handed (the run's records, see
- * step-carry): one object for both.
+ * step-carry), and the step pointer it put as the `Known` the carry holds
+ * (its bytes, value and token): one object for all three.
  */
-class ChainedAck implements CarriedRun {
+class ChainedAck implements CarriedRun, Known<StepPointer> {
   constructor(
     /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
     readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
     readonly chain: SlotChain,
     readonly run: Known<RunRecord>,
-    readonly pointer: Known<StepPointer>,
     readonly keys: RunKeys,
     readonly memos: MemoStore,
+    /** The step pointer's bytes as put, its value and its token (see `pointer`). */
+    readonly bytes: Uint8Array,
+    readonly value: StepPointer,
+    readonly token: KvToken | undefined,
   ) {}
+
+  /** The step pointer the ack put: this object, whose `bytes`, `value` and `token` are its. */
+  get pointer(): Known<StepPointer> {
+    return this;
+  }
 }
 
 /**
@@ -773,7 +783,7 @@ function submitContinue(
       : undefined;
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
-  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys, w.memos);
+  return new ChainedAck(settled, chain, run, keys, w.memos, pointerBytes, pointer, pointerToken);
 }
 
 /**
