@@ -7,7 +7,7 @@
 import type { JobHost } from "../jobs/job-context.js";
 import type { HeaderValues } from "../contract/job-definition.js";
 import type { LeaseHandle } from "../queue/types.js";
-import { type Building, defineCancelSignal } from "../queue/cancel-state.js";
+import type { Building } from "../queue/cancel-state.js";
 import { filledWithoutPrototype } from "../own-fields.js";
 import { isSharedLastAttemptAnswer } from "../queue/claimed-job.js";
 import type { Step } from "../workflow/steps/delivery.js";
@@ -161,8 +161,8 @@ function stepContextFields(
   // The step's own when it is the claimed job's shared answer (it reads no `this`), not a closure per step.
   const last = step.isLastAttempt;
   this.isLastAttempt = isSharedLastAttemptAnswer(last) ? last : () => step.isLastAttempt();
-  // Read through to the step, which makes its signal only when read (see `defineCancelSignal`).
-  defineCancelSignal(this, step);
+  // Read through to the step, which makes its signal only when read: its getter reads the context's own `step`.
+  Object.defineProperty(this, "cancelSignal", CANCEL_SIGNAL);
   this.lease = step.lease;
   this.memo = step.memo;
   this.runMemo = step.runMemo;
@@ -176,6 +176,21 @@ function stepContextFields(
   this.fail = (error: unknown) => transitionOf(owner, { kind: "fail", error });
   this.cancel = (reason?: string) => transitionOf(owner, { kind: "cancel", reason: reason ?? "cancelled by the workflow" });
 }
+
+/**
+ * The context's `cancelSignal`: the step's, read when it is read. One getter and
+ * descriptor for every context (V8 then reuses one hidden-class transition), and
+ * no slot of its own: the getter reads the context's `step` field, so a Proxy of a
+ * context or an object inheriting from one reads it too. The queue's
+ * `defineCancelSignal` also defines a hidden symbol slot, a second
+ * `Object.defineProperty` call with a descriptor made per context.
+ */
+const CANCEL_SIGNAL: PropertyDescriptor = {
+  get(this: { readonly step: Step }): AbortSignal {
+    return this.step.cancelSignal;
+  },
+  enumerable: true,
+};
 
 /** A transition tied to the context of `owner`: a module function, so a context makes no closure of its own to build them. */
 function transitionOf(owner: object, record: TransitionRecord): never {

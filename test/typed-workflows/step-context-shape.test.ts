@@ -55,8 +55,14 @@ async function expectPlainContext(): Promise<void> {
     if (k === "cancelSignal") expect(desc).toMatchObject({ enumerable: true, configurable: false });
     else expect(desc, k).toMatchObject({ writable: false, enumerable: true, configurable: false });
   }
+  // No slot of its own for the signal's source, hidden or not: it reads through the context's own `step`.
+  expect(Reflect.ownKeys(ctx)).toEqual(KEYS);
   expect(inspect(ctx, { depth: 0 }).startsWith("{")).toBe(true);
   expect(ctx.step).toBe(step);
+  // Read through a Proxy of the context or an object inheriting from it, the signal is still the step's.
+  expect(new Proxy(ctx, {}).cancelSignal).toBe(ac.signal);
+  expect((Object.create(ctx) as Record<string, unknown>).cancelSignal).toBe(ac.signal);
+  expect({ ...ctx }.cancelSignal).toBe(ac.signal);
   expect(ctx.stepNumber).toBe(3);
   expect(ctx.cancelSignal).toBe(ac.signal);
   expect((ctx.isLastAttempt as () => boolean)()).toBe(false);

@@ -50,7 +50,7 @@ function replayStepOf(underRoot: string): number {
 }
 
 /** Sets the list a memo notes its writes in, and who keeps them; assigned by `Memo`'s static block, which alone reaches the private fields. */
-let setWriteWatcher: (memo: Memo, written: string[], owner: MemoOwner | undefined) => void;
+let setWriteWatcher: (memo: Memo, written: MemoWrites, owner: MemoOwner | undefined) => void;
 
 /**
  * @internal Whether run `runId` still keeps the memo entries of its memo set `memoSet`, asked
@@ -62,12 +62,20 @@ export interface MemoOwner {
 }
 
 /**
- * @internal Appends to `written` the user key of every entry `memo` writes (a run's history lists
- * them), prefixed `run:` for the run memo; with `owner`, each entry written is deleted again when
+ * @internal Where a memo notes the entries it writes: `memoKeys`, made on the first write (most
+ * steps write none, and a list made per step for them was allocation for nothing).
+ */
+export interface MemoWrites {
+  memoKeys: string[] | undefined;
+}
+
+/**
+ * @internal Appends to `written.memoKeys` the user key of every entry `memo` writes (a run's history
+ * lists them), prefixed `run:` for the run memo; with `owner`, each entry written is deleted again when
  * the owner says its run no longer keeps it. A list and a shared owner, not a callback: set for every
  * step run, and a closure per memo per step was allocation for the few steps that write memo entries.
  */
-export function watchMemoWrites(memo: Memo, written: string[], owner?: MemoOwner): Memo {
+export function watchMemoWrites(memo: Memo, written: MemoWrites, owner?: MemoOwner): Memo {
   setWriteWatcher(memo, written, owner);
   return memo;
 }
@@ -89,7 +97,7 @@ export class Memo {
   /** The memo set of the run's submission (see `RunRecord.memoSet`); `undefined` for a run submitted before memo sets existed. */
   readonly memoSet: string | undefined;
   /** Where each write is noted (see `watchMemoWrites`): a field rather than a weak map entry, set for every step run. */
-  #written: string[] | undefined;
+  #written: MemoWrites | undefined;
   /** Asked after each write whether the run still keeps it (see `MemoOwner`). */
   #owner: MemoOwner | undefined;
 
@@ -156,7 +164,8 @@ export class Memo {
       }
       return;
     }
-    this.#written?.push(this.scope === "run" ? `run:${key}` : key);
+    const written = this.#written;
+    if (written !== undefined) (written.memoKeys ??= []).push(this.scope === "run" ? `run:${key}` : key);
   }
 
   /** The stored bytes under `key`, or `null`. */

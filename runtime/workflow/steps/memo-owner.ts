@@ -22,25 +22,31 @@ const owners = new WeakMap<RuntimeCore, MemoOwner>();
  * after it). A record that does not read keeps them: its repair decides.
  */
 export function memoOwnerOf(core: RuntimeCore): MemoOwner {
-  let owner = owners.get(core);
-  if (owner === undefined) {
-    owner = {
-      async keeps(runId, memoSet) {
-        const q = core.queueName;
-        const key = runKey(q, runId);
-        const run = await core.queue.kvGet(key);
-        if (run !== null) {
-          try {
-            return decodeRunRecord(run, key).memoSet === memoSet;
-          } catch (e) {
-            if (e instanceof StoreCorruptedError) return true;
-            throw e;
-          }
+  return owners.get(core) ?? newMemoOwner(core);
+}
+
+/**
+ * Makes and keeps `core`'s owner, once per runtime. Its closure is made here,
+ * not in `memoOwnerOf`: a function that makes a closure over a parameter
+ * allocates a context for it on every call, the calls that make none included.
+ */
+function newMemoOwner(core: RuntimeCore): MemoOwner {
+  const owner: MemoOwner = {
+    async keeps(runId, memoSet) {
+      const q = core.queueName;
+      const key = runKey(q, runId);
+      const run = await core.queue.kvGet(key);
+      if (run !== null) {
+        try {
+          return decodeRunRecord(run, key).memoSet === memoSet;
+        } catch (e) {
+          if (e instanceof StoreCorruptedError) return true;
+          throw e;
         }
-        return (await core.queue.kvGet(terminalRecordKey(q, runId))) !== null;
-      },
-    };
-    owners.set(core, owner);
-  }
+      }
+      return (await core.queue.kvGet(terminalRecordKey(q, runId))) !== null;
+    },
+  };
+  owners.set(core, owner);
   return owner;
 }

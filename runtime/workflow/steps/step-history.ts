@@ -57,8 +57,10 @@ async function earlierAttempts(core: RuntimeCore, job: ClaimedJob): Promise<Atte
 }
 
 function signalReceipt(job: ClaimedJob, signal: Uint8Array | null | undefined): SignalReceipt | undefined {
+  // No signal resolved (most steps): no receipt, without looking the header up.
+  if (signal === undefined) return undefined;
   const key = ownHeader(job.headers, HEADER_SIGNAL_WAIT);
-  if (key === undefined || signal === undefined) return undefined;
+  if (key === undefined) return undefined;
   return signal === null ? { key, result: "timed_out" } : { key, result: "delivered", payloadBytes: signal.byteLength };
 }
 
@@ -72,6 +74,15 @@ export function stageStepHistory(core: RuntimeCore, job: ClaimedJob, s: StepTrac
     stageWith(core, job, s, end, effects, NONE);
     return undefined;
   }
+  return stageAfterEarlier(core, job, s, end, effects);
+}
+
+/**
+ * `stageStepHistory` once the earlier attempts are read: the closure made
+ * here, not there, where it would put the parameters it names in a context
+ * allocated for every step, the many with no earlier attempts included.
+ */
+function stageAfterEarlier(core: RuntimeCore, job: ClaimedJob, s: StepTrace, end: StepEnd, effects: SettlementEffects): Promise<void> {
   return earlierAttempts(core, job).then((earlier) => stageWith(core, job, s, end, effects, earlier));
 }
 

@@ -16,7 +16,7 @@ import { KvKeyPrefixRef, type KvKeyRef } from "../../queue/user-keys.js";
 import { ownHeader } from "../../option-values.js";
 import { bytesEqual } from "../../store/bytes-equal.js";
 import { type ChildStepOwner, childRunsFor, processChildEnded, processParentEnded, type StepChildRuns } from "../children/child-runs.js";
-import type { MemoStore } from "../memo/memo.js";
+import type { MemoStore, MemoWrites } from "../memo/memo.js";
 import { decodeRunRecord, decodeStepPointer, type RunRecord, type StepPointer } from "../records/records.js";
 import { runKey, stepPointerKey } from "../records/kv-keys.js";
 import { runHistoryPrefix } from "../runs/history-records.js";
@@ -35,11 +35,11 @@ import type { StepTrace } from "./step-history.js";
  * runner runs and the handles the runner gets. Also the trace its history
  * entry reads (`StepTrace`): one object per step for both.
  */
-export class OpenStep implements StepTrace, ChildStepOwner {
+export class OpenStep implements StepTrace, ChildStepOwner, MemoWrites {
   /** The signal the step observed; set by the processor once resolved (only a step continued on a signal has one). */
   signal: Uint8Array | null | undefined = undefined;
-  /** The memo keys the runner wrote, noted by its memos. */
-  readonly memoKeys: string[] = [];
+  /** The memo keys the runner wrote, noted by its memos: made on the first write (see `MemoWrites`). */
+  memoKeys: string[] | undefined = undefined;
   /** What the runner stages, committed with the settlement. */
   readonly effects = new EffectsHandle();
   /** The runner's `children`: their state made on first use (see `childRunsFor`). */
@@ -254,7 +254,12 @@ export function cancelRecorded(core: RuntimeCore, w: OpenStep): boolean | Promis
   if (w.runToken !== undefined && tokenNow(core, keys.runAt) === w.runToken) return run.cancelRequested === true;
   const key = keys.run;
   const now = readNow(core, keys.runAt);
-  return now === undefined ? core.queue.kvGet(key).then((b) => cancelIn(b, key, runBytes, run)) : cancelIn(now, key, runBytes, run);
+  return now === undefined ? cancelReadLater(core, key, runBytes, run) : cancelIn(now, key, runBytes, run);
+}
+
+/** `cancelRecorded` when the queue cannot read in this turn: the closure made here, where `cancelRecorded`'s own would take a context every step. */
+function cancelReadLater(core: RuntimeCore, key: string, read: Uint8Array, run: RunRecord): Promise<boolean> {
+  return core.queue.kvGet(key).then((b) => cancelIn(b, key, read, run));
 }
 
 function cancelIn(b: Uint8Array | null, key: string, read: Uint8Array, run: RunRecord): boolean {

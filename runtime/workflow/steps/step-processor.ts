@@ -23,6 +23,7 @@ import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob } from "../../queue/types.js";
+import type { KvToken } from "../../queue/queue.js";
 import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
@@ -60,7 +61,7 @@ import { stepEnqueuedNow } from "../../telemetry/metrics.js";
 type Verdict = { ok: true; outcome: StepOutcome; staged: StagedKv; replayed: boolean; storedAtMs?: number } | { ok: false; error: unknown };
 
 /** What the history entry of the step being processed needs from every settlement path. */
-type StepTrace = HistoryTrace & { memoKeys: string[] };
+type StepTrace = HistoryTrace & { memoKeys: string[] | undefined };
 
 /**
  * Rejects what is not a StepOutcome, so a runner bug fails the step instead of corrupting a record. Delays get the
@@ -450,8 +451,9 @@ async function replayedVerdict(memos: MemoStore, job: ClaimedJob, runId: RunId, 
 
 /** The `Step` the runner is handed for the opened step `w`: what it stages goes to `w.effects`, the memo keys it writes to `w.memoKeys`. */
 function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
-  const { memos, runId, step, memoKeys } = w;
+  const { memos, runId, step } = w;
   const memoSet = w.run.memoSet;
+  const owner = memoOwnerOf(core);
   return makeJobStep(
     runId,
     // A copy: the decoded record may be handed on to the run's next step (see step-carry), so the runner never holds its objects.
@@ -459,8 +461,8 @@ function stepFor(core: RuntimeCore, job: ClaimedJob, w: OpenStep): Step {
     job,
     // The memos of this submission only (see `RunRecord.memoSet`).
     // Each entry written is kept only while the run keeps it: a step outliving its run's removal leaves none behind.
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), memoKeys, memoOwnerOf(core)),
-    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), memoKeys, memoOwnerOf(core)),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, step, memoSet), w, owner),
+    watchMemoWrites(new Memo(memos.store, memos.prefix, runId, "run", memoSet), w, owner),
     w.effects,
     core.stepKv,
     w.children,
@@ -592,16 +594,46 @@ function continueRun(
   if (ownHeader(job.headers, HEADER_SIGNAL_WAIT) !== undefined) releaseStepSignal(core.queueName, runId, step, effects);
   if (o.when.kind === "immediate") stepEnqueuedNow(nextJobId);
   else if (o.when.kind === "after") runAt = now + Math.max(0, o.when.delayMs - elapsed);
-  else {
-    // Its headers and deadline as `stageSignalWait` leaves them, read when the commit is built.
-    const opts: SignalWaitOptions = { headers };
-    const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts.headers, opts.runAt, pointer, effects));
-    const wait = { runId, nextStep, nextJobId, correlationKey: o.when.correlationKey, timeoutMs: Math.max(0, o.when.timeoutMs - elapsed), now };
-    // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
-    const at = () => terminationBase(job, w.run, runId, step, w.memos, now, w.hasChildren());
-    return continueOnSignal(core, job, slot, at, log, w, wait, opts, pointer, effects, commit);
-  }
+  else return continueOnSignalFrom(core, job, slot, w, o, o.when, staged, now, log, headers, pointer, effects, elapsed);
   return commitContinue(core, job, slot, w, o, staged, now, headers, runAt, pointer, effects);
+}
+
+/**
+ * `continueRun` for a step continued on a signal: its closures made here, not
+ * in `continueRun`, where any closure puts the variables it names (most of
+ * its parameters) in a context allocated on every call, whichever way the
+ * step continues.
+ */
+function continueOnSignalFrom(
+  core: RuntimeCore,
+  job: ClaimedJob,
+  slot: WorkerSlot,
+  w: OpenStep,
+  o: Extract<StepOutcome, { kind: "continue" }>,
+  when: Extract<Trigger, { kind: "onSignal" }>,
+  staged: StagedKv,
+  now: number,
+  log: WorkflowLogger,
+  headers: Record<string, string>,
+  pointer: StepPointer,
+  effects: SettlementEffects,
+  elapsed: number,
+): Promise<void> {
+  const { runId, step } = w;
+  // Its headers and deadline as `stageSignalWait` leaves them, read when the commit is built.
+  const opts: SignalWaitOptions = { headers };
+  const commit = () => settledContinue(commitContinue(core, job, slot, w, o, staged, now, opts.headers, opts.runAt, pointer, effects));
+  const wait = {
+    runId,
+    nextStep: pointer.step,
+    nextJobId: pointer.jobId,
+    correlationKey: when.correlationKey,
+    timeoutMs: Math.max(0, when.timeoutMs - elapsed),
+    now,
+  };
+  // Built only on this path, where a conflicting wait fails the step: a step continued otherwise terminates nothing.
+  const at = () => terminationBase(job, w.run, runId, step, w.memos, now, w.hasChildren());
+  return continueOnSignal(core, job, slot, at, log, w, wait, opts, pointer, effects, commit);
 }
 
 /** Registers the wait of a step continued on a signal and commits it, the two in the key's turn. */
@@ -639,18 +671,27 @@ async function continueOnSignal(
  * worker (`ackClaimingNext`), handed to the caller to await: the caller
  * then hands the next step on with `handOffNext`, however the ack ended.
  * It is also what the next step is handed (the run's records, see
- * step-carry): one object for both.
+ * step-carry), and the step pointer it put as the `Known` the carry holds
+ * (its bytes, value and token): one object for all three.
  */
-class ChainedAck implements CarriedRun {
+class ChainedAck implements CarriedRun, Known<StepPointer> {
   constructor(
     /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
     readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
     readonly chain: SlotChain,
     readonly run: Known<RunRecord>,
-    readonly pointer: Known<StepPointer>,
     readonly keys: RunKeys,
     readonly memos: MemoStore,
+    /** The step pointer's bytes as put, its value and its token (see `pointer`). */
+    readonly bytes: Uint8Array,
+    readonly value: StepPointer,
+    readonly token: KvToken | undefined,
   ) {}
+
+  /** The step pointer the ack put: this object, whose `bytes`, `value` and `token` are its. */
+  get pointer(): Known<StepPointer> {
+    return this;
+  }
 }
 
 /**
@@ -674,8 +715,17 @@ function commitContinue(
 ): Promise<unknown> | ChainedAck {
   const transition = transitionOf(o.when, runAt, now);
   const history = stageStepHistory(core, job, w, { outcome: "continued", endedAtMs: now, transition, staged, next: o.payload }, effects);
-  if (history !== undefined) return history.then(() => settledContinue(submitContinue(core, job, slot, w, o, headers, runAt, pointer, effects)));
+  if (history !== undefined) return submitAfter(history, core, job, slot, w, o, headers, runAt, pointer, effects);
   return submitContinue(core, job, slot, w, o, headers, runAt, pointer, effects);
+}
+
+/**
+ * `submitContinue` once the history entry's earlier attempts were read: the
+ * closure made here, not in `commitContinue`, which would otherwise put its
+ * parameters in a context allocated on every step.
+ */
+function submitAfter(history: Promise<void>, ...args: Parameters<typeof submitContinue>): Promise<void> {
+  return history.then(() => settledContinue(submitContinue(...args)));
 }
 
 /** `commitContinue` once the history entry is staged: the next step's job and the step pointer, with the ack. */
@@ -733,7 +783,7 @@ function submitContinue(
       : undefined;
   // The run record as read before the runner ran, with its token then: the next step reads it again only if it changed since.
   const run: Known<RunRecord> = w.carriedRun ?? { bytes: w.runBytes, value: w.run, token: w.runToken };
-  return new ChainedAck(settled, chain, run, { bytes: pointerBytes, value: pointer, token: pointerToken }, keys, w.memos);
+  return new ChainedAck(settled, chain, run, keys, w.memos, pointerBytes, pointer, pointerToken);
 }
 
 /**

@@ -27,8 +27,17 @@ export interface AttemptTelemetry {
 export function startAttemptTelemetry(core: RuntimeCore, job: ClaimedJob): AttemptTelemetry | undefined {
   const m = instruments();
   // `tracing()` first: without a tracer the span's attributes would be built for nothing on every step.
-  const span = ownHeader(job.headers, HEADER_NOOP) !== undefined || !tracing() ? undefined : startJobSpan(core, job);
+  const span = !tracing() || ownHeader(job.headers, HEADER_NOOP) !== undefined ? undefined : startJobSpan(core, job);
   if (m === undefined && span === undefined) return undefined;
+  return attemptTelemetry(core, job, m, span);
+}
+
+/**
+ * `startAttemptTelemetry`'s handle when metrics or tracing is on. Its closures are made here: in
+ * `startAttemptTelemetry`, called for every step, they put the variables they name in a context
+ * allocated on every call, the no-cost path's included.
+ */
+function attemptTelemetry(core: RuntimeCore, job: ClaimedJob, m: Instruments | undefined, span: ReturnType<typeof startJobSpan> | undefined): AttemptTelemetry {
   const terminal = ownHeader(job.headers, HEADER_TERMINAL) !== undefined;
   const startedAt = performance.now();
   if (m !== undefined && !terminal && ownHeader(job.headers, HEADER_NOOP) === undefined) noteClaim(m, core, job);
