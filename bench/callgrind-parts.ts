@@ -8,6 +8,8 @@
  * Run: keep both outputs (`--callgrind-out-file=<a>.cg`, `<b>.cg` instead
  * of /dev/null), then `npx tsx bench/callgrind-parts.ts <a>.cg <b>.cg <runs between them>`;
  * prints instructions per run by part, and the top functions of the difference with `TOP=n`.
+ * A window of bench/callgrind-gated.ts is a count of its own: give `-` as
+ * `<a>.cg` and the window's units (steps, acks) as the runs.
  */
 import { execFileSync } from "node:child_process";
 
@@ -40,7 +42,7 @@ function partOf(name: string): string {
   return "other";
 }
 
-const before = selfCounts(a);
+const before = a === "-" ? new Map<string, number>() : selfCounts(a);
 const after = selfCounts(b);
 const parts = new Map<string, number>();
 const fns: [string, number][] = [];

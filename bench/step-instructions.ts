@@ -17,12 +17,19 @@
  * then for N=100 and N=300 and each checkout
  * `N=100 valgrind --tool=callgrind --callgrind-out-file=<file> node --single-threaded --no-concurrent-recompilation bench/.out/step-instructions.mjs <checkout>`
  * and read the total (`callgrind_annotate <file> | head -20`, "PROGRAM TOTALS").
+ *
+ * Or one run per checkout with the warm-up uninstrumented: WARM runs
+ * (default 50) before a measured window of N runs, through
+ * bench/callgrind-gated.ts, which prints the window's instructions per step:
+ * `N=60 WARM=100 npx tsx bench/callgrind-gated.ts <out.cg> node --single-threaded --no-concurrent-recompilation bench/.out/step-instructions.mjs <checkout>`.
  */
+import { gateClose, gateOpen } from "./support/callgrind-gate.js";
 import { chainRunner, loadCheckout, STEPS_PER_RUN, workloadOf } from "./support/step-workload.js";
 
 const dir = process.argv[2];
 if (dir === undefined) throw new Error("name a built checkout");
 const N = Number(process.env.N ?? 300);
+const WARM = Number(process.env.WARM ?? 50);
 const LEASE_MS = Number(process.env.LEASE_MS ?? 3_600_000);
 const T = await loadCheckout(dir);
 const store = new T.MemoryStore();
@@ -37,11 +44,13 @@ const w = workloadOf(queue, runtime.spawn(), async () => {
   if (o?.status !== "succeeded") throw new Error(`run ${runId} did not succeed`);
 });
 try {
-  await w.drive(50, 10);
+  await w.drive(WARM, 10);
+  await gateOpen();
   const cpu0 = process.cpuUsage();
   await w.drive(N, 50);
   const cpu = process.cpuUsage(cpu0);
-  console.log(`${dir}: N=${N} LEASE_MS=${LEASE_MS} ${((cpu.user + cpu.system) / (N * STEPS_PER_RUN)).toFixed(1)} µs/step`);
+  await gateClose(N * STEPS_PER_RUN);
+  console.log(`${dir}: N=${N} WARM=${WARM} LEASE_MS=${LEASE_MS} ${((cpu.user + cpu.system) / (N * STEPS_PER_RUN)).toFixed(1)} µs/step`);
 } finally {
   await w.close();
 }
