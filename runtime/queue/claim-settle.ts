@@ -561,6 +561,8 @@ interface Chained {
   record: JobRecord;
   entry: LeaseEntry;
   payload: Uint8Array;
+  /** `payload` is the job's own array (`PreparedEnqueue.payloadOwned`): handed out without a copy. */
+  payloadOwned: boolean;
   index: number;
   /** The bytes of `record` the settlement stored. */
   stored: Uint8Array | undefined;
@@ -818,10 +820,12 @@ function submitSettlement(
         const keys = inserted!.keys;
         const stored = txn.get(keys?.job ?? K.jobKey(rec.id));
         const lease = claimNext.leaseMs ?? core.configs.get(rec.queue).leaseMs;
+        const item = prepared[claimNext.index]!;
         chained = {
           record: rec,
           entry: core.leases.add(rec.id, rec.queue, ctx.now + lease, false),
-          payload: prepared[claimNext.index]!.payload,
+          payload: item.payload,
+          payloadOwned: item.payloadOwned === true,
           index: claimNext.index,
           stored,
           keys,
@@ -960,7 +964,18 @@ export class Submitted {
     // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
     const next =
       chained !== undefined && !core.isClosed && core.leases.holdsEntry(chained.entry, chained.record.id)
-        ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true, chained.keys)
+        ? makeClaimedJob(
+            core,
+            core.leases,
+            core.clock,
+            chained.record,
+            chained.entry,
+            chained.payload,
+            chained.stored,
+            true,
+            chained.keys,
+            chained.payloadOwned,
+          )
         : undefined;
     if (this.removedRef !== undefined) return core.payloads.deleteAll([this.removedRef]).then(() => this.#announce(next, chained?.index));
     return this.#announce(next, chained?.index);

@@ -38,7 +38,7 @@ import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
 import { checkReason, type StepOutcome, type Trigger } from "./step-outcome.js";
 import { hadEarlierAttempts, stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
-import { continuedAtReturn, succeededAtReturn } from "./returned-payload.js";
+import { continuedAtReturn, payloadCopiedAtReturn, succeededAtReturn } from "./returned-payload.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind, RunOutcome } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
@@ -701,7 +701,8 @@ function submitContinue(
   n.headers = headers;
   n.runAt = runAt;
   try {
-    stageRebuiltEnqueue(effects, core.queueName, o.payload, n);
+    // A copy made at the runner's return is the next job's own: a chained hand-out takes it without another.
+    stageRebuiltEnqueue(effects, core.queueName, o.payload, n, payloadCopiedAtReturn(o));
   } finally {
     // No step's headers outlive its staging here.
     n.headers = NO_NEXT_HEADERS;
