@@ -868,11 +868,64 @@ export interface SubmittedAck {
   settled(): AckedClaimingNext | Promise<AckedClaimingNext>;
   failed(err: unknown): void;
   /**
+   * Instead of awaiting `durable`: calls `end.durable()` once the commit is
+   * durable (the holder then calls `settled()` there), or `end.failed(err)`
+   * when it failed (the holder then calls `failed(err)` there). The acks of
+   * one WAL group share one reaction, which ends them in the order they
+   * were submitted; a close that begins meanwhile still finds each one's
+   * hand-out run when it sees the commit settle.
+   */
+  whenDurable?(end: DurableEnd): void;
+  /**
    * Whether no commit of the queue was applied after this settlement's: the
    * state then holds what it wrote, so a value token read now is that of
    * the bytes it put (see `Queue.kvTokenNow`).
    */
   nothingCommittedSince?(): boolean;
+}
+
+/** What `SubmittedAck.whenDurable` calls when the ack's commit settles. Neither may throw: the other acks of the group are ended in the same reaction. */
+export interface DurableEnd {
+  durable(): void;
+  failed(err: unknown): void;
+}
+
+/** Per WAL group (the commit promise the engine hands every commit of the group), the acks waiting on it, in submission order. */
+const groupEnds = new Map<Promise<void>, DurableEnd[]>();
+
+/**
+ * Ends `end` when `durable` settles: the first ack of a group attaches the
+ * one reaction that ends all of them (an await per ack cost each one a
+ * reaction, its closures and a turn of its own).
+ */
+function endWhenDurable(durable: Promise<void>, end: DurableEnd): void {
+  const ends = groupEnds.get(durable);
+  if (ends !== undefined) {
+    ends.push(end);
+    return;
+  }
+  const group = [end];
+  groupEnds.set(durable, group);
+  durable.then(
+    () => endGroup(durable, group, undefined, false),
+    (err: unknown) => endGroup(durable, group, err, true),
+  );
+}
+
+/** Ends every ack of `group`, each on its own: one that throws (which it must not) neither stops the others nor is lost. */
+function endGroup(durable: Promise<void>, group: DurableEnd[], err: unknown, failed: boolean): void {
+  groupEnds.delete(durable);
+  let thrown: { error: unknown } | undefined;
+  for (const end of group) {
+    try {
+      if (failed) end.failed(err);
+      else end.durable();
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  // Rejects the reaction's own promise, which nothing awaits: reported as an unhandled rejection.
+  if (thrown !== undefined) throw thrown.error;
 }
 
 /**
@@ -925,6 +978,11 @@ export class Submitted {
     // The commit's own promise, counted: no promise and reaction of its own per chained step.
     this.#waiting = chained === undefined ? undefined : durable;
     if (this.#waiting !== undefined) core.claimsWaiting.add(this.#waiting);
+  }
+
+  /** See `SubmittedAck.whenDurable`. */
+  whenDurable(end: DurableEnd): void {
+    endWhenDurable(this.durable, end);
   }
 
   /** See `SubmittedAck.nothingCommittedSince`. */

@@ -23,7 +23,7 @@ import { isStoredDelay } from "../../value-ranges.js";
 import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../queue/effects.js";
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob } from "../../queue/types.js";
-import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
+import { type DurableEnd, settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
 import { cancelRecorded, OpenStep, openStep, runEndedMeanwhile, tokenNow } from "./step-open.js";
@@ -173,6 +173,7 @@ export interface StepWorkEnd {
  * cancels are functions of their own.
  */
 export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, worker?: StepWorkEnd): Promise<void> {
+  let endedLater = false;
   try {
     const opening = openStep(core, job, slot);
     const w = opening instanceof OpenStep ? opening : await opening;
@@ -211,7 +212,11 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     try {
       const c = continueRun(core, job, slot, w, outcome, staged, undefined, now, log);
       if (!(c instanceof ChainedAck)) await c;
-      else {
+      else if (worker !== undefined && c.endsWithGroup(job, slot, worker)) {
+        // Ended by its WAL group's one reaction (see `ChainedAck.durable`), which frees the slot and ends the step.
+        endedLater = true;
+        return;
+      } else {
         // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
         let next: ClaimedJob | undefined;
         try {
@@ -244,7 +249,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       worker.stepFailed(job, failed);
     }
   } finally {
-    if (worker !== undefined) {
+    if (worker !== undefined && !endedLater) {
       slot.free();
       worker.stepEnded();
     }
@@ -641,7 +646,12 @@ async function continueOnSignal(
  * It is also what the next step is handed (the run's records, see
  * step-carry): one object for both.
  */
-class ChainedAck implements CarriedRun {
+class ChainedAck implements CarriedRun, DurableEnd {
+  /** The step, its slot and its worker, when its WAL group's reaction ends it (`endsWithGroup`). */
+  #job: ClaimedJob | undefined = undefined;
+  #slot: WorkerSlot | undefined = undefined;
+  #worker: StepWorkEnd | undefined = undefined;
+
   constructor(
     /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
     readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
@@ -651,6 +661,67 @@ class ChainedAck implements CarriedRun {
     readonly keys: RunKeys,
     readonly memos: MemoStore,
   ) {}
+
+  /**
+   * Hands the end of the step to the reaction its ack's WAL group shares
+   * (`SubmittedAck.whenDurable`) instead of an await in `processStep`'s
+   * frame: false (nothing done) when the ack was not submitted in this turn
+   * or the queue offers no such reaction.
+   */
+  endsWithGroup(job: ClaimedJob, slot: WorkerSlot, worker: StepWorkEnd): boolean {
+    const s = this.settled;
+    if (s instanceof Promise || s.whenDurable === undefined) return false;
+    this.#job = job;
+    this.#slot = slot;
+    this.#worker = worker;
+    s.whenDurable(this);
+    return true;
+  }
+
+  /** The ack's commit is durable: what `processStep` did after its await, in its order (the hand-out, then the step's end). */
+  durable(): void {
+    let done: AckedClaimingNext | Promise<AckedClaimingNext>;
+    try {
+      done = (this.settled as SubmittedAck).settled();
+    } catch (e) {
+      this.#handOffThenEnd(undefined, true, e);
+      return;
+    }
+    if (done instanceof Promise) {
+      done.then(
+        (d) => this.#handOffThenEnd(d.next, false, undefined),
+        (e: unknown) => this.#handOffThenEnd(undefined, true, e),
+      );
+    } else this.#handOffThenEnd(done.next, false, undefined);
+  }
+
+  /** The ack's commit failed (its WAL put): the next step's claim goes with it, and the step fails as after an await that threw. */
+  failed(err: unknown): void {
+    try {
+      (this.settled as SubmittedAck).failed(err);
+    } finally {
+      this.#handOffThenEnd(undefined, true, err);
+    }
+  }
+
+  /** `handOffNext`, then the end of `processStep` for a worker: a failure reported (`error` when `failed`, else one the hand-off threw), the slot freed, the step ended. */
+  #handOffThenEnd(next: ClaimedJob | undefined, failed: boolean, error: unknown): void {
+    const worker = this.#worker!;
+    let failure = error;
+    try {
+      handOffNext(this, next);
+    } catch (e) {
+      if (!failed) failure = e;
+      failed = true;
+    }
+    try {
+      // What `recoverStep` does once the settlement was submitted: nothing to put back, the error goes on.
+      if (failed) worker.stepFailed(this.#job!, failure);
+    } finally {
+      this.#slot!.free();
+      worker.stepEnded();
+    }
+  }
 }
 
 /**
