@@ -154,20 +154,27 @@ Object.setPrototypeOf(CheckedOptions.prototype, null);
 /** An enqueue item `checkedEnqueueItem` made, frozen (see `CheckedOptions` for the brand). */
 class CheckedItem implements EnqueueItem {
   readonly #checked = true;
+  /** `payload` is an exact copy made for this job alone (see `rebuiltEnqueueItem`); private, so the item's fields stay the three an `EnqueueItem` has. */
+  readonly #payloadOwned: boolean;
 
   constructor(
     mint: symbol,
     readonly queueName: string,
     readonly payload: Uint8Array,
     readonly opts: EnqueueOptions,
-    /** `payload` is an exact copy made for this job alone (see `rebuiltEnqueueItem`). */
-    readonly payloadOwned = false,
+    payloadOwned = false,
   ) {
     refuseUnminted(mint);
+    this.#payloadOwned = payloadOwned;
   }
 
   static made(x: object): boolean {
     return #checked in x;
+  }
+
+  /** Whether `x` is an item made with an owned payload; false for anything else. */
+  static ownsPayload(x: object): boolean {
+    return #payloadOwned in x && (x as CheckedItem).#payloadOwned;
   }
 }
 
@@ -177,7 +184,7 @@ class CheckedItem implements EnqueueItem {
  * as it is (see `rebuiltEnqueueItem`). False for any other item.
  */
 export function payloadOwnedBy(item: EnqueueItem): boolean {
-  return CheckedItem.made(item) && (item as CheckedItem).payloadOwned;
+  return CheckedItem.ownsPayload(item);
 }
 
 /**
