@@ -561,6 +561,8 @@ interface Chained {
   record: JobRecord;
   entry: LeaseEntry;
   payload: Uint8Array;
+  /** `payload` is the job's own array (`PreparedEnqueue.payloadOwned`): handed out without a copy. */
+  payloadOwned: boolean;
   index: number;
   /** The bytes of `record` the settlement stored. */
   stored: Uint8Array | undefined;
@@ -818,10 +820,12 @@ function submitSettlement(
         const keys = inserted!.keys;
         const stored = txn.get(keys?.job ?? K.jobKey(rec.id));
         const lease = claimNext.leaseMs ?? core.configs.get(rec.queue).leaseMs;
+        const item = prepared[claimNext.index]!;
         chained = {
           record: rec,
           entry: core.leases.add(rec.id, rec.queue, ctx.now + lease, false),
-          payload: prepared[claimNext.index]!.payload,
+          payload: item.payload,
+          payloadOwned: item.payloadOwned === true,
           index: claimNext.index,
           stored,
           keys,
@@ -864,11 +868,64 @@ export interface SubmittedAck {
   settled(): AckedClaimingNext | Promise<AckedClaimingNext>;
   failed(err: unknown): void;
   /**
+   * Instead of awaiting `durable`: calls `end.durable()` once the commit is
+   * durable (the holder then calls `settled()` there), or `end.failed(err)`
+   * when it failed (the holder then calls `failed(err)` there). The acks of
+   * one WAL group share one reaction, which ends them in the order they
+   * were submitted; a close that begins meanwhile still finds each one's
+   * hand-out run when it sees the commit settle.
+   */
+  whenDurable?(end: DurableEnd): void;
+  /**
    * Whether no commit of the queue was applied after this settlement's: the
    * state then holds what it wrote, so a value token read now is that of
    * the bytes it put (see `Queue.kvTokenNow`).
    */
   nothingCommittedSince?(): boolean;
+}
+
+/** What `SubmittedAck.whenDurable` calls when the ack's commit settles. Neither may throw: the other acks of the group are ended in the same reaction. */
+export interface DurableEnd {
+  durable(): void;
+  failed(err: unknown): void;
+}
+
+/** Per WAL group (the commit promise the engine hands every commit of the group), the acks waiting on it, in submission order. */
+const groupEnds = new Map<Promise<void>, DurableEnd[]>();
+
+/**
+ * Ends `end` when `durable` settles: the first ack of a group attaches the
+ * one reaction that ends all of them (an await per ack cost each one a
+ * reaction, its closures and a turn of its own).
+ */
+function endWhenDurable(durable: Promise<void>, end: DurableEnd): void {
+  const ends = groupEnds.get(durable);
+  if (ends !== undefined) {
+    ends.push(end);
+    return;
+  }
+  const group = [end];
+  groupEnds.set(durable, group);
+  durable.then(
+    () => endGroup(durable, group, undefined, false),
+    (err: unknown) => endGroup(durable, group, err, true),
+  );
+}
+
+/** Ends every ack of `group`, each on its own: one that throws (which it must not) neither stops the others nor is lost. */
+function endGroup(durable: Promise<void>, group: DurableEnd[], err: unknown, failed: boolean): void {
+  groupEnds.delete(durable);
+  let thrown: { error: unknown } | undefined;
+  for (const end of group) {
+    try {
+      if (failed) end.failed(err);
+      else end.durable();
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  // Rejects the reaction's own promise, which nothing awaits: reported as an unhandled rejection.
+  if (thrown !== undefined) throw thrown.error;
 }
 
 /**
@@ -923,6 +980,11 @@ export class Submitted {
     if (this.#waiting !== undefined) core.claimsWaiting.add(this.#waiting);
   }
 
+  /** See `SubmittedAck.whenDurable`. */
+  whenDurable(end: DurableEnd): void {
+    endWhenDurable(this.durable, end);
+  }
+
   /** See `SubmittedAck.nothingCommittedSince`. */
   nothingCommittedSince(): boolean {
     return this.core.commits === this.appliedAt;
@@ -960,7 +1022,18 @@ export class Submitted {
     // Handed out only now that the settlement that enqueued it is durable, and only while its lease holds.
     const next =
       chained !== undefined && !core.isClosed && core.leases.holdsEntry(chained.entry, chained.record.id)
-        ? makeClaimedJob(core, core.leases, core.clock, chained.record, chained.entry, chained.payload, chained.stored, true, chained.keys)
+        ? makeClaimedJob(
+            core,
+            core.leases,
+            core.clock,
+            chained.record,
+            chained.entry,
+            chained.payload,
+            chained.stored,
+            true,
+            chained.keys,
+            chained.payloadOwned,
+          )
         : undefined;
     if (this.removedRef !== undefined) return core.payloads.deleteAll([this.removedRef]).then(() => this.#announce(next, chained?.index));
     return this.#announce(next, chained?.index);

@@ -226,10 +226,17 @@ export function stageOwnedPutUnder(effects: SettlementEffects, prefix: KvKeyPref
  * @internal Stages an enqueue of options rebuilt from a job the queue
  * checked (see `rebuiltEnqueueItem`): the workflow's next step, once per
  * step. Not a method of `SettlementEffects`, and not exported by the
- * package: a caller's enqueue is always checked.
+ * package: a caller's enqueue is always checked. `payloadOwned`: see
+ * `rebuiltEnqueueItem`.
  */
-export function stageRebuiltEnqueue(effects: SettlementEffects, queueName: string, payload: Uint8Array, opts: RebuiltEnqueueOptions): void {
-  effects.enqueues.push(rebuiltEnqueueItem(queueName, payload, opts));
+export function stageRebuiltEnqueue(
+  effects: SettlementEffects,
+  queueName: string,
+  payload: Uint8Array,
+  opts: RebuiltEnqueueOptions,
+  payloadOwned = false,
+): void {
+  effects.enqueues.push(rebuiltEnqueueItem(queueName, payload, opts, payloadOwned));
 }
 
 function validKeyEngineKey(key: string): string {

@@ -29,7 +29,7 @@ import type { DrawnIdEnqueueOptions, EnqueueItem, EnqueueOutcome } from "./types
 import { MonotonicUlids, PooledRandom } from "./ulid-source.js";
 import { SeqHighWater } from "./seq-high-water.js";
 import { checkPayloadSize, checkPayloadSizes } from "./payload-limit.js";
-import { ownEnqueueItem } from "./validate-enqueue.js";
+import { ownEnqueueItem, payloadOwnedBy } from "./validate-enqueue.js";
 
 const idDecoder = new TextDecoder();
 /** No value of a queue transaction is a caller's: each went through `Txn.put` (see owned-bytes.ts). */
@@ -586,7 +586,7 @@ function preparedItem(callerIds: CallerIdBound, item: EnqueueItem): PreparedEnqu
   // An id this queue drew is no caller's: noted, it would count as one a caller may have taken since the draw.
   const callerIdInFlight = opts.jobId !== undefined && !jobIdDrawn && callerIds.note(opts.jobId);
   // payloadRef its own field: left out, the insert would read one set on Object.prototype and lose the payload.
-  return { queueName: item.queueName, payload: item.payload, payloadRef: undefined, opts, callerIdInFlight, jobIdDrawn };
+  return { queueName: item.queueName, payload: item.payload, payloadRef: undefined, opts, callerIdInFlight, jobIdDrawn, payloadOwned: payloadOwnedBy(item) };
 }
 
 /**

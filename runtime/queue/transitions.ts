@@ -90,6 +90,13 @@ export interface PreparedEnqueue {
    * caller built name it, so the caller draws again.
    */
   jobIdDrawn?: boolean;
+  /**
+   * Whether `payload` is an array made for this job alone, exactly its
+   * bytes (`payloadOwnedBy`): a chained claim of the job hands it out as
+   * it is, without the copy that keeps a view of a shared buffer from
+   * being held. A copy replacing `payload` (`holdPrepared`) is one too.
+   */
+  payloadOwned?: boolean;
 }
 
 /**

@@ -154,19 +154,37 @@ Object.setPrototypeOf(CheckedOptions.prototype, null);
 /** An enqueue item `checkedEnqueueItem` made, frozen (see `CheckedOptions` for the brand). */
 class CheckedItem implements EnqueueItem {
   readonly #checked = true;
+  /** `payload` is an exact copy made for this job alone (see `rebuiltEnqueueItem`); private, so the item's fields stay the three an `EnqueueItem` has. */
+  readonly #payloadOwned: boolean;
 
   constructor(
     mint: symbol,
     readonly queueName: string,
     readonly payload: Uint8Array,
     readonly opts: EnqueueOptions,
+    payloadOwned = false,
   ) {
     refuseUnminted(mint);
+    this.#payloadOwned = payloadOwned;
   }
 
   static made(x: object): boolean {
     return #checked in x;
   }
+
+  /** Whether `x` is an item made with an owned payload; false for anything else. */
+  static ownsPayload(x: object): boolean {
+    return #payloadOwned in x && (x as CheckedItem).#payloadOwned;
+  }
+}
+
+/**
+ * Whether `item`'s payload is an array made for its job alone, exactly its
+ * bytes, which nothing else holds or changes: a chained claim hands it out
+ * as it is (see `rebuiltEnqueueItem`). False for any other item.
+ */
+export function payloadOwnedBy(item: EnqueueItem): boolean {
+  return CheckedItem.ownsPayload(item);
 }
 
 /**
@@ -226,8 +244,12 @@ export interface RebuiltEnqueueOptions {
  * CPU); the numbers are, at the price of a comparison each. `opts.headers` is
  * frozen and taken as it is: the caller built it for this item alone. Not
  * exported by the package: a caller cannot stage unchecked options.
+ * `payloadOwned`: the caller made `payload` for this job alone, an array
+ * exactly its bytes that nothing else holds, reads or changes after (the
+ * workflow's copy of a runner's returned payload), so the job claimed in
+ * its settlement's commit is handed that very array (see `payloadOwnedBy`).
  */
-export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts: RebuiltEnqueueOptions): EnqueueItem {
+export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts: RebuiltEnqueueOptions, payloadOwned = false): EnqueueItem {
   if (!(payload instanceof Uint8Array)) throw new ValidationError("a job payload must be a Uint8Array");
   const { jobId, jobIdDrawn, dedupKey, priority, maxAttempts, headers, runAt } = opts;
   validatePriority(priority, "EnqueueOptions.priority");
@@ -244,7 +266,7 @@ export function rebuiltEnqueueItem(queueName: string, payload: Uint8Array, opts:
   // Never one set on Object.prototype: that would skip the look-up of an id the queue did not draw.
   if (jobIdDrawn === true && Object.hasOwn(opts, "jobIdDrawn")) own.jobIdDrawn = true;
   keepHeaders(own, headers);
-  return Object.freeze(new CheckedItem(MINT, queueName, payload, Object.freeze(own)));
+  return Object.freeze(new CheckedItem(MINT, queueName, payload, Object.freeze(own), payloadOwned));
 }
 
 /** Sets `headers` (frozen, taken as they are) on `own` unless there are none: none is stored as none (the record's field left out), not as an empty object. */

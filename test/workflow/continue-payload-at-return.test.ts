@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryStore, StepOutcome } from "taquba";
 import { GatedStore } from "../support/gated-store.js";
 import { enc, holdableStore, openEnv, runnerOf, until } from "./helpers.js";
+import type { Step } from "taquba";
 
 const RETURNED = 1;
 const CHANGED = 9;
@@ -101,6 +102,44 @@ describe("a continuing step's payload taken at the runner's return", () => {
       await env.stop();
     }
   });
+
+  for (const size of [16, 64, 65, 300]) {
+    it(`a next step claimed in the settlement is handed the ${size} B returned, changed by the runner while that settlement is not yet durable`, async () => {
+      const store = holdableStore();
+      const seen: Uint8Array[] = [];
+      const steps: Step[] = [];
+      let returned: Uint8Array | undefined;
+      const runner = runnerOf(async (s) => {
+        steps.push(s);
+        if (s.stepNumber > 0) {
+          seen.push(s.payload.slice());
+          return StepOutcome.succeed(enc("done"));
+        }
+        // Step 0's settlement (with step 1 claimed in it) applies in memory but is held from the store.
+        store.hold();
+        returned = new Uint8Array(size).fill(RETURNED);
+        return StepOutcome.continueNow(returned);
+      });
+      const env = await openEnv(runner, { store });
+      try {
+        await env.runtime.submit({ runId: "r5", input: enc("in") });
+        await until(() => store.held > 0, "step 0's settlement written");
+        // Step 1 was claimed in that settlement: it is handed out, not claimed from pending.
+        expect((await env.queue.view().listJobs("workflow-steps", "claimed")).items).toHaveLength(1);
+        returned!.fill(CHANGED);
+        store.release();
+        await until(() => seen.length > 0, "step 1");
+        expect(seen).toEqual([new Uint8Array(size).fill(RETURNED)]);
+        expect(steps.map((s) => [s.stepNumber, s.attempt])).toEqual([
+          [0, 1],
+          [1, 1],
+        ]);
+        expect((await env.runtime.wait("r5")).outcome?.status).toBe("succeeded");
+      } finally {
+        await env.stop();
+      }
+    });
+  }
 
   it("a payload whose bytes are gone fails the run, naming its step", async () => {
     const env = await openEnv(

@@ -14,7 +14,9 @@
  * read for the history, a signal wait's lock, a replay record's write, a
  * cancel check the queue answers later) and a next step the ack may claim
  * for this worker (handed the array itself) take one copy at the return,
- * with the outcome's trigger as it was checked.
+ * with the outcome's trigger as it was checked. That copy is the only one:
+ * a chained next step's job holds it as its payload (the queue is told it
+ * owns it, `payloadCopiedAtReturn`, and copies it no more).
  *
  * A succeeding step's result is always copied at the return (see
  * `succeededAtReturn`). A fail or cancel reason is a string, which no one
@@ -43,9 +45,31 @@ export function continuedAtReturn(o: Continue, settlesInTurn: boolean, runId: st
     if (uint8ArraySize(payload) === 0 && copyOwned(payload) === undefined) throw bytesGone("payload", runId, step);
     return o;
   }
-  const copy = copyOf(payload);
+  // An exact copy, not a view of a shared chunk: the chained hand-out takes this very array (a view was copied
+  // again there). One of 64 B or less keeps its bytes in V8's heap; nothing on the step's path reads its
+  // `buffer` (which would move them out, about 250 ns): the hand-out is told instead (`payloadCopiedAtReturn`).
+  const copy = copyOwned(payload);
   if (copy === undefined) throw bytesGone("payload", runId, step);
-  return { kind: "continue", payload: copy, when: triggerAsChecked(o.when) };
+  return new CopiedContinue(copy, triggerAsChecked(o.when));
+}
+
+/**
+ * A continue outcome whose payload `continuedAtReturn` copied: an exact
+ * array that only this outcome holds, which no runner or caller can reach
+ * and nothing changes. The next step's job is built from it without
+ * another copy (see `payloadCopiedAtReturn`).
+ */
+class CopiedContinue {
+  readonly kind = "continue";
+  constructor(
+    readonly payload: Uint8Array,
+    readonly when: Trigger,
+  ) {}
+}
+
+/** Whether `o`'s payload is a copy `continuedAtReturn` made, held by nothing else: the chained hand-out may take it as it is. */
+export function payloadCopiedAtReturn(o: Continue): boolean {
+  return o instanceof CopiedContinue;
 }
 
 /**
@@ -62,39 +86,6 @@ export function succeededAtReturn(o: Succeed, runId: string, step: number): Succ
   const copy = copyOwned(o.result);
   if (copy === undefined) throw bytesGone("result", runId, step);
   return { kind: "succeed", result: copy };
-}
-
-/** Payloads up to this size are copied into a shared chunk (see `copyOf`); V8 keeps a new array this small in its heap. */
-const SMALL_PAYLOAD_BYTES = 64;
-const CHUNK_BYTES = 4096;
-let chunk = new ArrayBuffer(CHUNK_BYTES);
-let chunkUsed = 0;
-
-/**
- * A copy of `payload`'s bytes, or undefined when they are gone. A small one
- * is a view of a shared chunk: a new array that small keeps its bytes in
- * V8's heap, and the first read of its `buffer` (a claimed job's check of
- * whether it owns its buffer, on every chained step) moves them out, which
- * cost about 250 ns where the copy costs 40. A chunk is replaced when full
- * and lives while a view of it does: a settlement's, or a claimed job's
- * until the queue copies it out (it does for any view of a larger buffer).
- */
-function copyOf(payload: Uint8Array): Uint8Array | undefined {
-  const size = uint8ArraySize(payload) ?? 0;
-  if (size === 0 || size > SMALL_PAYLOAD_BYTES) return copyOwned(payload);
-  if (chunkUsed + size > CHUNK_BYTES) {
-    chunk = new ArrayBuffer(CHUNK_BYTES);
-    chunkUsed = 0;
-  }
-  const view = new Uint8Array(chunk, chunkUsed, size);
-  try {
-    view.set(payload);
-  } catch {
-    // A view of a detached buffer: its bytes are gone.
-    return undefined;
-  }
-  chunkUsed += size;
-  return view;
 }
 
 /** `when` as the checks read it: a trigger of its own, which a later change to the runner's object does not reach. */

@@ -24,7 +24,7 @@ import { SettlementEffects, stageOwnedPut, stageRebuiltEnqueue } from "../../que
 import { ownedBytes } from "../../queue/owned-bytes.js";
 import type { AckedClaimingNext, ClaimedJob } from "../../queue/types.js";
 import type { KvToken } from "../../queue/queue.js";
-import { settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
+import { type DurableEnd, settledInTurn, type SubmittedAck } from "../../queue/claim-settle.js";
 import { cancelRequestedOf } from "../../queue/cancel-state.js";
 import { makeJobStep, type Step } from "./delivery.js";
 import { cancelRecorded, OpenStep, openStep, runEndedMeanwhile, tokenNow } from "./step-open.js";
@@ -39,7 +39,7 @@ import type { MemoStore } from "../memo/memo.js";
 import { afterWaitRegistered, releaseStepSignal, resolveSignal, stageSignalWait } from "../signals/signals.js";
 import { checkReason, type StepOutcome, type Trigger } from "./step-outcome.js";
 import { hadEarlierAttempts, stageStepHistory, type StepTrace as HistoryTrace } from "./step-history.js";
-import { continuedAtReturn, succeededAtReturn } from "./returned-payload.js";
+import { continuedAtReturn, payloadCopiedAtReturn, succeededAtReturn } from "./returned-payload.js";
 import type { StepTransitionHistory } from "../runs/run-history.js";
 import type { RunErrorKind, RunOutcome } from "../runs/run-types.js";
 import { describePayload } from "../runs/index-effects.js";
@@ -174,6 +174,7 @@ export interface StepWorkEnd {
  * cancels are functions of their own.
  */
 export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: WorkerSlot, log: WorkflowLogger, worker?: StepWorkEnd): Promise<void> {
+  let endedLater = false;
   try {
     const opening = openStep(core, job, slot);
     const w = opening instanceof OpenStep ? opening : await opening;
@@ -212,7 +213,11 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
     try {
       const c = continueRun(core, job, slot, w, outcome, staged, undefined, now, log);
       if (!(c instanceof ChainedAck)) await c;
-      else {
+      else if (worker !== undefined && c.endsWithGroup(job, slot, worker)) {
+        // Ended by its WAL group's one reaction (see `ChainedAck.durable`), which frees the slot and ends the step.
+        endedLater = true;
+        return;
+      } else {
         // `settledContinue` inlined for the path most steps take: its async frame cost a promise and a turn.
         let next: ClaimedJob | undefined;
         try {
@@ -245,7 +250,7 @@ export async function processStep(core: RuntimeCore, job: ClaimedJob, slot: Work
       worker.stepFailed(job, failed);
     }
   } finally {
-    if (worker !== undefined) {
+    if (worker !== undefined && !endedLater) {
       slot.free();
       worker.stepEnded();
     }
@@ -674,7 +679,12 @@ async function continueOnSignal(
  * step-carry), and the step pointer it put as the `Known` the carry holds
  * (its bytes, value and token): one object for all three.
  */
-class ChainedAck implements CarriedRun, Known<StepPointer> {
+class ChainedAck implements CarriedRun, Known<StepPointer>, DurableEnd {
+  /** The step, its slot and its worker, when its WAL group's reaction ends it (`endsWithGroup`). */
+  #job: ClaimedJob | undefined = undefined;
+  #slot: WorkerSlot | undefined = undefined;
+  #worker: StepWorkEnd | undefined = undefined;
+
   constructor(
     /** The ack, or its commit for the caller to await (see `SubmittedAck`). */
     readonly settled: Promise<AckedClaimingNext> | SubmittedAck,
@@ -691,6 +701,67 @@ class ChainedAck implements CarriedRun, Known<StepPointer> {
   /** The step pointer the ack put: this object, whose `bytes`, `value` and `token` are its. */
   get pointer(): Known<StepPointer> {
     return this;
+  }
+
+  /**
+   * Hands the end of the step to the reaction its ack's WAL group shares
+   * (`SubmittedAck.whenDurable`) instead of an await in `processStep`'s
+   * frame: false (nothing done) when the ack was not submitted in this turn
+   * or the queue offers no such reaction.
+   */
+  endsWithGroup(job: ClaimedJob, slot: WorkerSlot, worker: StepWorkEnd): boolean {
+    const s = this.settled;
+    if (s instanceof Promise || s.whenDurable === undefined) return false;
+    this.#job = job;
+    this.#slot = slot;
+    this.#worker = worker;
+    s.whenDurable(this);
+    return true;
+  }
+
+  /** The ack's commit is durable: what `processStep` did after its await, in its order (the hand-out, then the step's end). */
+  durable(): void {
+    let done: AckedClaimingNext | Promise<AckedClaimingNext>;
+    try {
+      done = (this.settled as SubmittedAck).settled();
+    } catch (e) {
+      this.#handOffThenEnd(undefined, true, e);
+      return;
+    }
+    if (done instanceof Promise) {
+      done.then(
+        (d) => this.#handOffThenEnd(d.next, false, undefined),
+        (e: unknown) => this.#handOffThenEnd(undefined, true, e),
+      );
+    } else this.#handOffThenEnd(done.next, false, undefined);
+  }
+
+  /** The ack's commit failed (its WAL put): the next step's claim goes with it, and the step fails as after an await that threw. */
+  failed(err: unknown): void {
+    try {
+      (this.settled as SubmittedAck).failed(err);
+    } finally {
+      this.#handOffThenEnd(undefined, true, err);
+    }
+  }
+
+  /** `handOffNext`, then the end of `processStep` for a worker: a failure reported (`error` when `failed`, else one the hand-off threw), the slot freed, the step ended. */
+  #handOffThenEnd(next: ClaimedJob | undefined, failed: boolean, error: unknown): void {
+    const worker = this.#worker!;
+    let failure = error;
+    try {
+      handOffNext(this, next);
+    } catch (e) {
+      if (!failed) failure = e;
+      failed = true;
+    }
+    try {
+      // What `recoverStep` does once the settlement was submitted: nothing to put back, the error goes on.
+      if (failed) worker.stepFailed(this.#job!, failure);
+    } finally {
+      this.#slot!.free();
+      worker.stepEnded();
+    }
   }
 }
 
@@ -751,7 +822,8 @@ function submitContinue(
   n.headers = headers;
   n.runAt = runAt;
   try {
-    stageRebuiltEnqueue(effects, core.queueName, o.payload, n);
+    // A copy made at the runner's return is the next job's own: a chained hand-out takes it without another.
+    stageRebuiltEnqueue(effects, core.queueName, o.payload, n, payloadCopiedAtReturn(o));
   } finally {
     // No step's headers outlive its staging here.
     n.headers = NO_NEXT_HEADERS;
