@@ -109,7 +109,6 @@ export class FrozenMemtable {
     return layer;
   }
 
-  /** The entries of `live` (the memtable written since the freeze) and of this table, in order: no key is in both. */
   /** `under` of a copy of this table as it is now (copy on write): later kills and the copy's end do not change it. */
   snapshotUnder(live: OrderedMap<StoredValue>): OrderedEntries<StoredValue> {
     const frozen = this.#table.tree.clone();
@@ -119,6 +118,7 @@ export class FrozenMemtable {
     };
   }
 
+  /** The entries of `live` (the memtable written since the freeze) and of this table, in order: no key is in both. */
   under(live: OrderedMap<StoredValue>): OrderedEntries<StoredValue> {
     const frozen = this.#table.tree;
     return {

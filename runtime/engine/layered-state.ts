@@ -106,12 +106,12 @@ export interface LayeredStateOptions {
   maxMergeEntries?: number;
 }
 
-/** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
 /** The keys of a state at one moment (`LayeredState.keysSnapshot`), read in key order within bounds. */
 export interface KeysSnapshot {
   keys(opts?: ScanOptions): IterableIterator<string>;
 }
 
+/** A consistent, ordered copy of the state at one moment (for a full checkpoint); iterable more than once. */
 export interface StateSnapshot {
   entries(): IterableIterator<[string, StoredValue]>;
   /** The memtable's entries at that moment, in key order: the only place a caller's array is held (runs hold copies). */
