@@ -312,7 +312,16 @@ export class MemoStore {
   async clearReplaysFrom(runId: string, fromStep: number): Promise<void> {
     const root = runReplayRoot(this.prefix, checkRunIdArg(runId));
     checkStepArg(fromStep, "clearReplaysFrom's fromStep");
-    // In chunks, resuming after the last key listed, so memory stays bounded however long the run.
+    await this.#deleteUnderWhere(root, (k) => replayStepOf(k.slice(root.length)) >= fromStep);
+  }
+
+  /**
+   * Deletes the keys under `root` that `doomed` picks; returns how many. In
+   * chunks, resuming after the last key listed, so memory stays bounded
+   * however many keys there are.
+   */
+  async #deleteUnderWhere(root: string, doomed: (key: string) => boolean): Promise<number> {
+    let removed = 0;
     let startAfter: string | undefined;
     for (;;) {
       const listed: string[] = [];
@@ -321,9 +330,10 @@ export class MemoStore {
         listed.push(o.key);
         if (listed.length >= CLEAR_CHUNK) break;
       }
-      const doomed = listed.filter((k) => replayStepOf(k.slice(root.length)) >= fromStep);
-      await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
-      if (listed.length < CLEAR_CHUNK) return;
+      const picked = listed.filter(doomed);
+      await forEachBounded(picked, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
+      removed += picked.length;
+      if (listed.length < CLEAR_CHUNK) return removed;
       startAfter = listed[listed.length - 1];
     }
   }
@@ -381,21 +391,8 @@ export class MemoStore {
     const spared = spareToken === undefined ? undefined : legacyOutcomeRecordKey(this.prefix, runId, spareToken);
     let removed = 0;
     for (const root of [runMemoRoot(this.prefix, runId), runReplayRoot(this.prefix, runId)]) {
-      let startAfter: string | undefined;
-      for (;;) {
-        const listed: string[] = [];
-        // Only keys under the run's folder and past the last one (see `clearReplaysFrom`).
-        for await (const o of listedUnder(this.store, root, startAfter === undefined ? {} : { startAfter })) {
-          listed.push(o.key);
-          if (listed.length >= CLEAR_CHUNK) break;
-        }
-        // A memo set's folder starts with `@`; a step number or `run` is the layout before memo sets.
-        const doomed = listed.filter((k) => !k.startsWith("@", root.length) && k !== spared);
-        await forEachBounded(doomed, CLEAR_CONCURRENCY, (k) => retryStore(() => this.store.delete(k)));
-        removed += doomed.length;
-        if (listed.length < CLEAR_CHUNK) break;
-        startAfter = listed[listed.length - 1];
-      }
+      // A memo set's folder starts with `@`; a step number or `run` is the layout before memo sets.
+      removed += await this.#deleteUnderWhere(root, (k) => !k.startsWith("@", root.length) && k !== spared);
     }
     return removed;
   }
