@@ -10,16 +10,13 @@
  * every id acknowledged before the crash.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, MockClock, Queue, StoreUnavailableError, type PutOptions } from "taquba";
-import { ForwardingStore } from "../support/forwarding-store.js";
+import { MemoryStore, MockClock, Queue, StoreUnavailableError } from "taquba";
+import { LandedWritesStore, storeAfter } from "../support/landed-writes.js";
 import { testRandom, type TestRandom } from "../support/seed.js";
 import { dec, enc } from "./helpers.js";
 
-type Write = { key: string; body: Uint8Array | undefined };
-
 /** Records every write that landed, in landing order; WAL puts are delayed at random and some fail once before landing. */
-class LandingOrderStore extends ForwardingStore {
-  readonly writes: Write[] = [];
+class LandingOrderStore extends LandedWritesStore {
   readonly #r: TestRandom;
   readonly #failedOnce = new Set<string>();
 
@@ -28,33 +25,14 @@ class LandingOrderStore extends ForwardingStore {
     this.#r = r;
   }
 
-  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    if (key.includes("wal/")) {
-      await new Promise((res) => setTimeout(res, this.#r.int(4)));
-      if (!this.#failedOnce.has(key) && this.#r.int(4) === 0) {
-        this.#failedOnce.add(key);
-        throw new StoreUnavailableError("put", key, new Error("injected: the connection was reset"));
-      }
+  protected override async beforePut(key: string): Promise<void> {
+    if (!key.includes("wal/")) return;
+    await new Promise((res) => setTimeout(res, this.#r.int(4)));
+    if (!this.#failedOnce.has(key) && this.#r.int(4) === 0) {
+      this.#failedOnce.add(key);
+      throw new StoreUnavailableError("put", key, new Error("injected: the connection was reset"));
     }
-    const out = await this.inner.put(key, body, opts);
-    this.writes.push({ key, body: body.slice() });
-    return out;
   }
-
-  override async delete(key: string): Promise<void> {
-    await this.inner.delete(key);
-    this.writes.push({ key, body: undefined });
-  }
-}
-
-/** A store holding the first `n` writes of `writes`: what a crash after them leaves. */
-async function imageOf(writes: readonly Write[], n: number): Promise<MemoryStore> {
-  const store = new MemoryStore();
-  for (const w of writes.slice(0, n)) {
-    if (w.body === undefined) await store.delete(w.key);
-    else await store.put(w.key, w.body);
-  }
-  return store;
 }
 
 describe("the seq mark at every crash image", () => {
@@ -84,7 +62,7 @@ describe("the seq mark at every crash image", () => {
     expect(store.writes.some((w) => w.key.includes("manifest/"))).toBe(true);
 
     for (let n = 0; n <= store.writes.length; n++) {
-      const image = await imageOf(store.writes, n);
+      const image = await storeAfter(store.writes.slice(0, n));
       const durable = acked.filter((a) => a.at <= n);
       // The clock gone back further than a mark reaches ahead: only the stored mark orders new ids.
       const again = await Queue.open(image, "q", { clock: new MockClock(lastTime - 5000), flushIntervalMs: 0 });

@@ -8,45 +8,17 @@
  */
 import { describe, expect, it } from "vitest";
 import { Packr } from "msgpackr";
-import { MemoryStore, Queue, type PutOptions } from "taquba";
+import { MemoryStore, Queue } from "taquba";
 import { ticketOf } from "../../runtime/queue/claimed-job.js";
 import { statsKey } from "../../runtime/queue/keys.js";
 import type { QueueCore } from "../../runtime/queue/queue-core.js";
 import { WriteBatch } from "../../runtime/engine/write-batch.js";
-import { ForwardingStore } from "../support/forwarding-store.js";
+import { LandedWritesStore, storeAfter } from "../support/landed-writes.js";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const packr = new Packr({ useRecords: false });
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const OPTIONS = { flushIntervalMs: 0, logger: silent };
-
-type Write = { key: string; body: Uint8Array | undefined };
-
-/** Records every write that landed, in landing order. */
-class RecordingStore extends ForwardingStore {
-  readonly writes: Write[] = [];
-
-  override async put(key: string, body: Uint8Array, opts?: PutOptions): Promise<{ etag: string }> {
-    const out = await this.inner.put(key, body, opts);
-    this.writes.push({ key, body: body.slice() });
-    return out;
-  }
-
-  override async delete(key: string): Promise<void> {
-    await this.inner.delete(key);
-    this.writes.push({ key, body: undefined });
-  }
-}
-
-async function copyOf(store: MemoryStore, writes: readonly Write[] = []): Promise<MemoryStore> {
-  const copy = new MemoryStore();
-  for await (const { key } of store.list("")) await copy.put(key, (await store.get(key))!.body.slice());
-  for (const w of writes) {
-    if (w.body === undefined) await copy.delete(w.key);
-    else await copy.put(w.key, w.body);
-  }
-  return copy;
-}
 
 describe("a crash at every write of an open that mends the stats and recovers claims", () => {
   it("leaves a store a later open brings to exact counts and jobs", async () => {
@@ -60,14 +32,14 @@ describe("a crash at every write of an open that mends the stats and recovers cl
     await core.engine.commit(new WriteBatch().put(statsKey("mail"), packr.pack(["x", 0, 0, 1, 0])));
     // No close: the writer stopped holding 3 claims over a damaged record.
 
-    const recording = new RecordingStore(await copyOf(base));
+    const recording = new LandedWritesStore(await storeAfter([], base));
     const mending = await Queue.open(recording, "q", OPTIONS);
     await mending.flush();
     await mending.close();
     expect(recording.writes.some((w) => w.key.includes("wal/"))).toBe(true);
 
     for (let n = 0; n <= recording.writes.length; n++) {
-      const image = await copyOf(base, recording.writes.slice(0, n));
+      const image = await storeAfter(recording.writes.slice(0, n), base);
       const where = `crash after ${n} of ${recording.writes.length} writes`;
       const again = await Queue.open(image, "q", OPTIONS);
       try {
