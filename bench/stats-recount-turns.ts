@@ -24,6 +24,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadAverageText } from "./support/load-average.js";
+import { fillForRecount } from "./support/recount-fill.js";
 
 type Taquba = typeof import("../runtime/index.js");
 type Queue = import("../runtime/index.js").Queue;
@@ -47,17 +48,7 @@ const cpuMs = () => {
 
 async function filled(T: Taquba): Promise<Queue> {
   const queue = await T.Queue.open(new T.MemoryStore(), "bench", { flushIntervalMs: 0 });
-  const now = Date.now();
-  const fill = async (name: string, n: number, runAt?: number) => {
-    for (let i = 0; i < n; i += 500) {
-      const items = Array.from({ length: Math.min(500, n - i) }, () => ({ queueName: name, payload, opts: runAt === undefined ? {} : { runAt } }));
-      await queue.enqueueBatch(items);
-    }
-  };
-  await fill("mail", PENDING + CLAIMED);
-  await fill("mail", SCHEDULED, now + 3_600_000);
-  await fill("other", SCHEDULED, now + 3_600_000);
-  for (let i = 0; i < CLAIMED; i += 500) await queue.claimBatch("mail", Math.min(500, CLAIMED - i));
+  await fillForRecount(queue, { pending: PENDING, scheduled: SCHEDULED, claimed: CLAIMED });
   return queue;
 }
 

@@ -15,6 +15,7 @@
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { MemoryStore, Queue } from "../runtime/index.js";
+import { fillForRecount } from "./support/recount-fill.js";
 
 const { values } = parseArgs({
   options: {
@@ -28,20 +29,9 @@ const PENDING = Number(values.pending);
 const SCHEDULED = Number(values.scheduled);
 const CLAIMED = Number(values.claimed);
 const ROUNDS = Number(values.rounds);
-const payload = new Uint8Array(16);
 
 const queue = await Queue.open(new MemoryStore(), "bench", { flushIntervalMs: 0 });
-const now = Date.now();
-const fill = async (name: string, n: number, runAt?: number) => {
-  for (let i = 0; i < n; i += 500) {
-    const items = Array.from({ length: Math.min(500, n - i) }, () => ({ queueName: name, payload, opts: runAt === undefined ? {} : { runAt } }));
-    await queue.enqueueBatch(items);
-  }
-};
-await fill("mail", PENDING + CLAIMED);
-await fill("mail", SCHEDULED, now + 3_600_000);
-await fill("other", SCHEDULED, now + 3_600_000);
-for (let i = 0; i < CLAIMED; i += 500) await queue.claimBatch("mail", Math.min(500, CLAIMED - i));
+await fillForRecount(queue, { pending: PENDING, scheduled: SCHEDULED, claimed: CLAIMED });
 
 const times: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
