@@ -44,9 +44,6 @@ import { QueueCore } from "./queue-core.js";
 import * as K from "./keys.js";
 import { checkRecountOptions, type RecountStatsOptions, type StatsRecount } from "./stats-recount.js";
 import { StatsRecounts } from "./stats-recount-turns.js";
-import { StatsPlanChangedError } from "./errors.js";
-import { Txn } from "./txn.js";
-import { ownedBytes } from "./owned-bytes.js";
 import { openWindowHolder } from "./transitions.js";
 import { heldBack, type FlowRule } from "./admission.js";
 import type {
