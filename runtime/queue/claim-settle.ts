@@ -491,6 +491,17 @@ type Transition = (
 function settle(core: QueueCore, job: ClaimedJob, effects: SettlementEffects | undefined, transition: Transition, claimNext?: ClaimNext): Promise<Settled> {
   // A settlement span only under the span of the job's processing (a step attempt), not as a trace of its own.
   if (!tracingWithinSpan()) return settleNow(core, job, effects, transition, claimNext);
+  return settleTraced(core, job, effects, transition, claimNext);
+}
+
+/** `settle` under a settlement span: apart, so that the untraced call makes no context for the span's closure. */
+function settleTraced(
+  core: QueueCore,
+  job: ClaimedJob,
+  effects: SettlementEffects | undefined,
+  transition: Transition,
+  claimNext?: ClaimNext,
+): Promise<Settled> {
   return traced(
     "taquba.settle",
     settleAttributes(job),
@@ -600,9 +611,16 @@ function mayChain(core: QueueCore, txn: Txn, ctx: TransitionContext, prepared: r
   const bound = K.pendingKey(item.queueName, item.opts.priority ?? cfg.defaultPriority, "~");
   const prefix = K.pendingPrefix(item.queueName);
   // The jobs set aside on the way go in `txn` (a callback made only here: every chained step passed one before).
-  if (pendingAhead(core, txn, ctx, item.queueName, prefix, bound, (e) => (txn.setAside ??= []).push(e))) return false;
+  if (pendingAhead(core, txn, ctx, item.queueName, prefix, bound, setAsideIn(txn))) return false;
   for (const op of txn.batch.ops) if (op.kind === "put" && op.key.startsWith(prefix) && op.key < bound) return false;
   return reserved(claimNext, inFlight);
+}
+
+/** A callback that notes a job set aside in `txn`: made in a function of its own, so `mayChain` makes no context on the calls that never get here. */
+function setAsideIn(txn: Txn): (e: DeadLetteredEvent) => void {
+  return (e) => {
+    (txn.setAside ??= []).push(e);
+  };
 }
 
 /** Per queue store, the last pending job `pendingAhead` found readable ahead of a chained job, and its record's bytes then. */
@@ -1035,8 +1053,13 @@ export class Submitted {
             chained.payloadOwned,
           )
         : undefined;
-    if (this.removedRef !== undefined) return core.payloads.deleteAll([this.removedRef]).then(() => this.#announce(next, chained?.index));
+    if (this.removedRef !== undefined) return this.#announceAfterDelete(this.removedRef, next, chained?.index);
     return this.#announce(next, chained?.index);
+  }
+
+  /** `#announce` once the removed payload object is deleted: apart, so `settled()` makes no context for its closure. */
+  #announceAfterDelete(ref: string, next: ClaimedJob | undefined, chainedIndex: number | undefined): Promise<Settled> {
+    return this.core.payloads.deleteAll([ref]).then(() => this.#announce(next, chainedIndex));
   }
 
   #stopWaiting(): void {
