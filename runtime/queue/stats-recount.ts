@@ -113,23 +113,23 @@ export interface RecountRead {
 
 /** The pending, scheduled, claimed, retained done and dead index entries of `queue`, counted. */
 export function countIndexes(src: Pick<ReadSource, "scan">, queue: string): QueueStats {
-  const count = (prefix: string) => {
-    let n = 0;
-    for (const _ of src.scan({ prefix })) n++;
-    return n;
-  };
-  // Scheduled entries are ordered by due time across queues: the queue is the field after the time.
-  const infix = `/${queue}/`;
+  const infix = scheduledInfix(queue);
   let scheduled = 0;
-  for (const [key] of src.scan({ prefix: K.SCHEDULED })) if (key.startsWith(infix, K.SCHEDULED.length + K.TIME_WIDTH)) scheduled++;
+  for (const [key] of src.scan({ prefix: K.SCHEDULED })) if (isScheduledOf(key, infix)) scheduled++;
   return {
-    pending: count(K.pendingPrefix(queue)),
+    pending: countPrefix(src, K.pendingPrefix(queue)),
     scheduled,
-    claimed: count(K.claimedPrefix(queue)),
-    done: count(K.donePrefix(queue)),
-    dead: count(K.deadPrefix(queue)),
+    claimed: countPrefix(src, K.claimedPrefix(queue)),
+    done: countPrefix(src, K.donePrefix(queue)),
+    dead: countPrefix(src, K.deadPrefix(queue)),
   };
 }
+
+/** What follows the due time in a scheduled index key of `queue`. */
+const scheduledInfix = (queue: string) => `/${queue}/`;
+
+/** Whether the scheduled index key `key` is of the queue `infix` names: scheduled entries are ordered by due time across queues, the queue is the field after the time. */
+const isScheduledOf = (key: string, infix: string) => key.startsWith(infix, K.SCHEDULED.length + K.TIME_WIDTH);
 
 /** The stored stats of `queue` (read or damaged) and the recount from its indexes, in one synchronous read. */
 export function recountFrom(src: Pick<ReadSource, "get" | "scan">, queue: string): RecountRead {
@@ -177,10 +177,9 @@ export function* countSnapshotSlices(keys: KeysSource, queue: string, slice: num
       if (++read % slice === 0) yield;
     }
   }
-  // Scheduled entries are ordered by due time across queues: the queue is the field after the time.
-  const infix = `/${queue}/`;
+  const infix = scheduledInfix(queue);
   for (const key of keys.keys({ prefix: K.SCHEDULED })) {
-    if (key.startsWith(infix, K.SCHEDULED.length + K.TIME_WIDTH)) counts.scheduled++;
+    if (isScheduledOf(key, infix)) counts.scheduled++;
     if (++read % slice === 0) yield;
   }
   return counts;
